@@ -1,0 +1,141 @@
+#pragma once
+// The configuration as plain values: what configs/ and a scenario say, validated, in SI units
+// (seconds, bytes, FLOP, FLOP/s, bytes/s). Every later stage reads these and nothing else.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "moesim/config/precision.hpp"
+
+namespace moesim {
+
+// configs/hardware/<name>.json
+struct GpuSpec {
+  std::string name;                       // e.g. "GB300"
+  double bf16_flop_per_s = 0;             // dense (no 2:4 sparsity)
+  double fp8_flop_per_s = 0;              // dense; also used for mxfp8
+  double fp4_flop_per_s = 0;              // dense; 0 when the GPU has no FP4 tensor cores
+  double hbm_bytes = 0;                   // physical capacity
+  double hbm_usable_bytes = 0;            // what training can allocate (driver/context reserve off)
+  double hbm_bytes_per_s = 0;             // peak HBM bandwidth
+  int sm_count = 0;
+  double tdp_w = 0;
+
+  double peak_flop_per_s(Precision p) const;
+};
+
+// Scale-out network: a two-tier fat tree. Each NVLink domain's NICs hang off its own leaves
+// (rail-optimised inside the domain); traffic between domains crosses the spine tier, whose
+// capacity per leaf is its downlink capacity divided by the oversubscription ratio.
+struct FabricSpec {
+  std::string topology = "rail_optimized_fat_tree";
+  int gpus_per_leaf = 0;                  // NIC ports per leaf switch (radix / 2 at 1:1)
+  double oversubscription = 1.0;          // leaf downlink : uplink bandwidth ratio (>= 1)
+  double switch_latency_s = 0;            // per switch hop
+};
+
+// configs/systems/<name>.json
+struct SystemSpec {
+  std::string name;                       // e.g. "GB300 NVL72"
+  std::string gpu_name;                   // key into configs/hardware
+  GpuSpec gpu;
+  int domain_gpus = 0;                    // GPUs per NVLink domain (72 NVL72, 8 HGX)
+  double nvlink_bytes_per_s = 0;          // per GPU, per direction
+  double nvlink_latency_s = 0;            // GPU -> switch -> GPU, one way
+  double nic_bytes_per_s = 0;             // per GPU, per direction
+  double nic_latency_s = 0;               // NIC + cable, one way, per end
+  FabricSpec fabric;
+  int max_gpus = 0;                       // largest cluster the system file describes
+};
+
+// configs/models/<name>.json
+struct AttentionSpec {
+  std::string kind = "mla";               // "mla" (DeepSeek) or "gqa" (Llama, Qwen, Mixtral)
+  int heads = 0;
+  int kv_heads = 0;                       // gqa only
+  int head_dim = 0;                       // gqa only
+  int q_lora_rank = 0;                    // mla: 0 means no q compression (DeepSeek-V2-Lite)
+  int kv_lora_rank = 0;                   // mla
+  int qk_nope_head_dim = 0;               // mla
+  int qk_rope_head_dim = 0;               // mla
+  int v_head_dim = 0;                     // mla
+};
+
+struct MoeSpec {
+  int experts = 0;                        // routed experts; 0 = dense model
+  int top_k = 0;
+  int expert_ffn = 0;                     // intermediate size of one routed expert
+  int shared_experts = 0;
+  int shared_ffn = 0;                     // intermediate size of ALL shared experts together
+  int first_dense_layers = 0;             // leading layers with a dense FFN instead of MoE
+  int moe_layer_freq = 1;                 // every k-th layer after the dense ones is MoE
+};
+
+struct ModelSpec {
+  std::string name;
+  int layers = 0;                         // transformer layers, MTP excluded
+  int hidden = 0;
+  int dense_ffn = 0;                      // SwiGLU intermediate size of dense layers
+  int vocab = 0;
+  bool tied_embeddings = false;
+  AttentionSpec attention;
+  MoeSpec moe;
+  double published_total_params = 0;      // for tests; 0 if none
+  double published_active_params = 0;
+};
+
+// configs/stacks/<name>.json: the software stack, each setting a physical mechanism.
+struct StackSpec {
+  std::string name;
+  std::string dispatcher = "alltoall";    // alltoall (NCCL), deepep, hybridep
+  double dispatcher_bw_efficiency = 1.0;  // achieved / link bandwidth of the dispatcher
+  int dispatcher_sms = 0;                 // SMs the dispatcher occupies while it runs
+  bool ep_overlap = false;                // overlap_moe_expert_parallel_comm (1F1B A2A overlap)
+  bool delay_wgrad = false;               // weight gradients deferred to hide combine/dispatch
+  std::string cuda_graphs = "none";       // none, partial, partial_shared_expert, full_iteration
+  std::vector<std::string> recompute;     // modules recomputed in backward (mla_up_proj, moe_act, mlp, ...)
+  bool fused_permute = false;             // permute + scale allocation fused
+  bool router_fusion = false;
+  bool fused_quantization = false;        // quantisation fused into norm/activation kernels
+  bool fp8_attention = false;             // core attention in FP8
+  bool fp8_param_gather = false;
+  bool programmatic_dependent_launch = false;
+  double host_overhead_per_kernel_s = 0;  // CPU time per kernel launch when not graph-captured
+  double graph_launch_per_kernel_s = 0;   // per kernel replayed from a CUDA graph
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  std::string adam_moment_dtype = "fp32"; // fp32 or bf16
+  std::map<std::string, std::string> sources;  // setting -> provenance
+};
+
+struct TrainingSpec {
+  int seq_len = 4096;
+  int global_batch = 0;                   // sequences per step
+  int micro_batch = 1;                    // sequences per micro-batch
+  Precision precision = Precision::bf16;
+  int mtp_layers = 0;
+};
+
+struct LayoutSpec {
+  int tp = 1, pp = 1, vpp = 1, ep = 1, etp = 1, cp = 1;
+  int dp = 0;                             // 0: derived as gpus / (tp * cp * pp)
+  bool sequence_parallel = true;          // with tp > 1
+  std::string pipeline_layout;            // Megatron's pipeline_model_parallel_layout, "" = even
+  std::string schedule = "1f1b";          // 1f1b (interleaved when vpp > 1)
+  int gpus_per_domain = 0;                // GPUs used per NVLink domain; 0 = all of it
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;                       // where it was read from, for messages
+  int gpus = 0;
+  SystemSpec system;
+  ModelSpec model;
+  StackSpec stack;
+  TrainingSpec training;
+  LayoutSpec layout;
+};
+
+}  // namespace moesim

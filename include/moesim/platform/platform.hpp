@@ -1,0 +1,55 @@
+#pragma once
+// The SimGrid platform (S4U, no XML): GPUs as hosts, one split-duplex NVLink port per GPU into a
+// non-blocking NVSwitch (a FullZone per domain), one split-duplex NIC per GPU, and a StarZone
+// spine whose per-domain uplink is shared by the domain's GPUs (capacity / oversubscription).
+//
+// Two shapes (DESIGN.md §2):
+//  - full: one host per GPU of the topology;
+//  - folded: one host per listed representative rank (its global rank id), each with its own
+//    NVLink port and NIC, and a private share of the spine (nic / oversubscription), so that a
+//    symmetric collective run by the representative alone loads its ports exactly as in the
+//    full platform.
+// SimGrid allows one platform per process: build it once, right after creating the Engine.
+#include <memory>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "moesim/platform/topology.hpp"
+
+namespace moesim::platform {
+
+enum class Fidelity { folded, full };
+
+// Engine settings under which flow-level transfers equal their closed forms
+// (../shared/notes/simgrid.md §4.1): CM02, no cross-traffic, huge TCP-gamma. Call before build().
+void configure_engine();
+
+class Platform {
+ public:
+  // folded: `ranks` lists the representatives (global rank ids, any order, no duplicates);
+  // full: `ranks` is ignored and every GPU of the topology becomes a host.
+  static std::unique_ptr<Platform> build(const Topology& topology, Fidelity fidelity,
+                                         const std::vector<int>& ranks = {});
+  virtual ~Platform() = default;
+
+  const Topology& topology() const { return topology_; }
+  Fidelity fidelity() const { return fidelity_; }
+  simgrid::s4u::Host* host(int rank) const;  // throws std::out_of_range for a rank not built
+
+  // Routes used by collectives. A "loop" route goes out of a GPU's port and back into the same
+  // GPU's port (UP then DOWN of one split-duplex link): in folded mode it stands for "send X to
+  // symmetric peers and receive X from them" on that tier.
+  simgrid::s4u::Host* nvlink_mirror(int rank) const;   // host reached over [nvl UP, nvl DOWN]
+  simgrid::s4u::Host* scaleout_mirror(int rank) const; // over [nic UP, spine share, nic DOWN]
+
+ protected:
+  Platform(Topology t, Fidelity f) : topology_(t), fidelity_(f) {}
+  Topology topology_;
+  Fidelity fidelity_;
+  std::vector<simgrid::s4u::Host*> hosts_;          // indexed by rank (nullptr if not built)
+  std::vector<simgrid::s4u::Host*> nvlink_mirror_;  // folded only
+  std::vector<simgrid::s4u::Host*> scaleout_mirror_;
+};
+
+}  // namespace moesim::platform
