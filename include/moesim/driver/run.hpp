@@ -1,0 +1,46 @@
+#pragma once
+// The whole data flow for one scenario: plan -> memory -> step program -> simulation -> metrics.
+// Everything a report needs, as plain values.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "moesim/config/specs.hpp"
+#include "moesim/engine/simulate.hpp"
+#include "moesim/plan/layout.hpp"
+#include "moesim/plan/memory.hpp"
+
+namespace moesim::driver {
+
+struct RunOptions {
+  engine::Options engine;
+  std::string calibration_file;  // empty: <configs>/calibration/h200-kernels.json
+  std::string configs_dir;       // used to find the calibration when calibration_file is empty
+};
+
+struct Metrics {
+  double step_time_s = 0;
+  double model_flop_per_gpu = 0;    // Megatron convention, per step
+  double tflops_per_gpu = 0;        // model TFLOP/s per GPU
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;                   // against the precision's dense peak
+  double peak_tflops = 0;
+};
+
+struct RunResult {
+  Scenario scenario;
+  plan::Layout layout;
+  std::vector<plan::MemoryBreakdown> memory;  // per pipeline rank
+  bool fits_in_memory = true;
+  Metrics metrics;
+  engine::SimResult sim;
+  std::vector<std::string> warnings;
+};
+
+// Throws InfeasibleError for layouts that cannot be built (reported, not crashed on).
+RunResult run_scenario(const Scenario& s, const RunOptions& options);
+
+// Weak scaling: the same layout at another GPU count, the global batch grown with DP.
+Scenario scaled_to(const Scenario& s, int gpus);
+
+}  // namespace moesim::driver

@@ -1,0 +1,66 @@
+#pragma once
+// Runs a step program on the SimGrid platform: one actor per (simulated GPU, stream), each
+// executing its stream's tasks in order and waiting on dependencies and pipeline messages the
+// way a CUDA stream waits on events. Overlap is not an input: it emerges wherever the program
+// puts independent work on different streams.
+#include <string>
+#include <vector>
+
+#include "moesim/config/specs.hpp"
+#include "moesim/plan/layout.hpp"
+#include "moesim/platform/platform.hpp"
+#include "moesim/workload/program.hpp"
+
+namespace moesim::engine {
+
+struct Options {
+  platform::Fidelity fidelity = platform::Fidelity::folded;
+  bool record_timeline = false;  // keep every task's interval of the observed ranks (for traces)
+};
+
+// Where the time of one observed GPU went; the parts add up to the step time.
+struct Breakdown {
+  double compute_s = 0;          // kernels on the compute stream (recompute included)
+  double recompute_s = 0;        // of which re-running forward ops
+  double host_overhead_s = 0;    // compute stream waiting for the CPU to launch kernels
+  double optimizer_s = 0;
+  double exposed_tp_s = 0;       // compute idle while a TP collective is in flight
+  double exposed_ep_dispatch_s = 0;
+  double exposed_ep_combine_s = 0;
+  double exposed_pp_s = 0;
+  double exposed_dp_s = 0;       // gradient reduce-scatter and parameter all-gather
+  double bubble_s = 0;           // idle with nothing of its own in flight: pipeline bubble
+  double total() const;
+};
+
+struct TaskInterval {
+  int task = 0;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+struct StageResult {
+  int pp_rank = 0;
+  int observed_rank = 0;         // global rank whose time is reported
+  int replicas = 0;              // GPUs that behave like it
+  double finish_s = 0;
+  Breakdown breakdown;
+  std::vector<TaskInterval> timeline;  // when Options::record_timeline
+};
+
+struct SimResult {
+  double step_time_s = 0;
+  std::vector<StageResult> stages;
+  long long activities = 0;      // tasks executed (all simulated GPUs)
+  int simulated_gpus = 0;
+};
+
+// Simulates in a child process (SimGrid holds one platform per process).
+SimResult simulate(const Scenario& s, const plan::Layout& l, const workload::StepProgram& program,
+                   const Options& options);
+
+// Serialisation used to return results from the child process.
+std::string to_wire(const SimResult& r);
+SimResult from_wire(const std::string& text);
+
+}  // namespace moesim::engine

@@ -1,0 +1,45 @@
+#pragma once
+// Memory per GPU by kind, for one pipeline rank (all ranks of a stage hold the same shard
+// sizes), against the GPU's usable HBM.
+#include <string>
+#include <vector>
+
+#include "moesim/config/specs.hpp"
+#include "moesim/plan/layout.hpp"
+
+namespace moesim::plan {
+
+struct ParamShard {
+  double dense_params = 0;   // attention, norms, router, dense FFN, shared experts, embeddings
+  double expert_params = 0;  // routed experts held by this rank
+};
+
+struct MemoryBreakdown {
+  int pp_rank = 0;
+  ParamShard params;
+  double weights_bytes = 0;       // BF16 parameters (+ low-precision copies)
+  double gradients_bytes = 0;     // FP32 main-gradient buffer
+  double optimizer_bytes = 0;     // distributed optimizer: FP32 master + Adam moments, sharded
+  double activations_bytes = 0;   // saved for backward by the in-flight micro-batches
+  double buffers_bytes = 0;       // EP dispatch/combine staging, runtime workspaces
+  int inflight_chunks = 0;        // (micro-batch, chunk) pairs whose activations are held
+  double usable_bytes = 0;
+
+  double total_bytes() const {
+    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + buffers_bytes;
+  }
+  bool fits() const { return total_bytes() <= usable_bytes; }
+};
+
+// Parameters of one model chunk (virtual stage) on a GPU of pipeline rank `pp_rank`.
+ParamShard chunk_params(const Scenario& s, const Layout& l, int pp_rank, int chunk);
+// All chunks of a pipeline rank.
+ParamShard param_shard(const Scenario& s, const Layout& l, int pp_rank);
+// Activation bytes one micro-batch leaves saved for backward in one transformer layer.
+double layer_activation_bytes(const Scenario& s, bool moe_layer);
+// (micro-batch, chunk) pairs in flight on a pipeline rank at the peak of the schedule.
+int inflight_chunks(const Layout& l, int pp_rank);
+MemoryBreakdown rank_memory(const Scenario& s, const Layout& l, int pp_rank);
+std::vector<MemoryBreakdown> memory_per_stage(const Scenario& s, const Layout& l);
+
+}  // namespace moesim::plan

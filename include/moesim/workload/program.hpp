@@ -1,0 +1,82 @@
+#pragma once
+// One training step as a program per pipeline rank: tasks on streams with dependencies, the way
+// a CUDA stream executes kernels in order and waits on events. All ranks of a pipeline stage
+// run the same program (balanced routing), so one program per pp rank serves both fidelities;
+// the engine resolves each task's group role to the ranks of the GPU that runs it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "moesim/platform/collective.hpp"
+
+namespace moesim::workload {
+
+enum class Stream : std::uint8_t { compute, tp_comm, ep_comm, pp_send, dp_comm };
+inline constexpr int kStreams = 5;
+
+enum class TaskKind : std::uint8_t { compute, collective, pp_send };
+
+// Which group of the running GPU a collective uses.
+enum class GroupRole : std::uint8_t { tp, ep, dp, edp };
+
+// What the time is spent on, for the breakdown.
+enum class Activity : std::uint8_t {
+  compute, tp_comm, ep_dispatch, ep_combine, pp_comm, dp_grad_sync, dp_param_gather, optimizer
+};
+std::string_view to_string(Activity a);
+
+enum class Phase : std::uint8_t { forward, backward, step };
+
+// A message between pipeline ranks: forward activations or backward gradients of one
+// micro-batch for one virtual stage.
+struct MessageKey {
+  std::int32_t id = -1;  // dense index: (direction * microbatches + microbatch) * stages + stage
+};
+
+struct Task {
+  TaskKind kind = TaskKind::compute;
+  Stream stream = Stream::compute;
+  Activity activity = Activity::compute;
+  Phase phase = Phase::forward;
+  std::int32_t microbatch = -1;
+  std::int16_t chunk = -1;          // virtual stage (model chunk) on this rank
+  std::string label;                // e.g. "layer 12 attention"
+
+  // compute
+  double gpu_seconds = 0;           // duration on an otherwise idle GPU
+  double host_seconds = 0;          // launch time on the CPU (duration = max of the two)
+  double flop = 0;
+  double model_flop = 0;
+  std::int32_t kernels = 0;
+  double recompute_seconds = 0;
+
+  // collective
+  platform::CollectiveKind collective = platform::CollectiveKind::all_to_all;
+  GroupRole group = GroupRole::ep;
+  double bytes = 0;                 // see platform::run_collective
+  double sm_fraction = 0;           // SMs a dispatcher kernel holds while communicating
+
+  // pp_send
+  std::int16_t peer_pp_rank = -1;
+  MessageKey message;               // delivered to the peer when the send completes
+
+  // dependencies: earlier tasks of the same program, and a message from another pp rank
+  std::vector<std::int32_t> deps;
+  MessageKey wait_message;
+
+  double duration_floor_seconds() const { return gpu_seconds > host_seconds ? gpu_seconds : host_seconds; }
+};
+
+struct RankProgram {
+  int pp_rank = 0;
+  std::vector<Task> tasks;
+};
+
+struct StepProgram {
+  std::vector<RankProgram> stages;  // one per pp rank
+  int message_count = 0;            // size of the MessageKey space
+  double model_flop_per_gpu = 0;    // Megatron-convention FLOPs of the step per GPU (from the
+                                    // formula, not from the tasks)
+};
+
+}  // namespace moesim::workload

@@ -1,0 +1,79 @@
+// moesim run SCENARIO: simulate one training step (or a weak-scaling series) and report.
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "commands.hpp"
+#include "moesim/config/error.hpp"
+#include "moesim/config/loader.hpp"
+#include "moesim/driver/run.hpp"
+#include "moesim/report/report.hpp"
+
+namespace moesim::cli {
+
+namespace {
+
+std::vector<int> parse_gpu_list(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t used = 0;
+      const int n = std::stoi(item, &used);
+      if (used != item.size() || n <= 0) throw std::invalid_argument(item);
+      out.push_back(n);
+    } catch (const std::exception&) {
+      throw ConfigError("--gpus", "$", "a comma-separated list of positive GPU counts, got \"" + text + "\"");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "Simulate one training step and report throughput, breakdown and memory");
+  struct Args {
+    std::string scenario, format = "table", configs, output, fidelity = "folded", gpus, trace;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("scenario", a->scenario, "Scenario JSON file")->required();
+  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--configs", a->configs, "configs/ directory (default: found from the scenario)");
+  cmd->add_option("-o,--output", a->output, "Write to this file instead of stdout");
+  cmd->add_option("--fidelity", a->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
+      ->check(CLI::IsMember({"folded", "full"}));
+  cmd->add_option("--gpus", a->gpus, "Weak scaling: comma-separated GPU counts, e.g. 256,512,1024");
+  cmd->callback([a] {
+    config::LoadOptions lo;
+    lo.configs_dir = a->configs;
+    const Scenario base = config::load_scenario(a->scenario, lo);
+    driver::RunOptions ro;
+    ro.configs_dir = a->configs;
+    ro.engine.fidelity = a->fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded;
+
+    if (a->gpus.empty()) {
+      const driver::RunResult r = driver::run_scenario(base, ro);
+      for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
+      std::string text = a->format == "json" ? report::run_json(r).dump(2) + "\n"
+                         : a->format == "csv" ? report::runs_csv({r})
+                                              : report::run_table(r);
+      emit(text, a->output);
+      return;
+    }
+    std::vector<driver::RunResult> points;
+    for (int n : parse_gpu_list(a->gpus)) {
+      if (n > base.system.max_gpus)
+        throw ConfigError("--gpus", "$", fmt::format("at most {} GPUs on {} (max_gpus of the system), got {}",
+                                                     base.system.max_gpus, base.system.name, n));
+      points.push_back(driver::run_scenario(driver::scaled_to(base, n), ro));
+    }
+    std::string text = a->format == "json" ? report::scaling_json(points).dump(2) + "\n"
+                       : a->format == "csv" ? report::runs_csv(points)
+                                            : report::scaling_table(points);
+    emit(text, a->output);
+  });
+}
+
+}  // namespace moesim::cli

@@ -1,0 +1,22 @@
+#pragma once
+// Private to src/cli: one function per subcommand, registered on the CLI11 app.
+#include <CLI/CLI.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace moesim::cli {
+
+void add_plan_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_schema_command(CLI::App& app);
+
+// An output file that could not be written (exit code 4).
+struct OutputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Prints `text` to stdout, or writes it atomically to `output` when given.
+void emit(const std::string& text, const std::string& output);
+
+}  // namespace moesim::cli

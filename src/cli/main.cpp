@@ -1,0 +1,36 @@
+// moesim: a discrete-event simulator of rack-scale Mixture-of-Experts pre-training.
+// Exit codes: 0 success, 1 unexpected failure, 2 invalid input (named file and JSON path),
+// 3 infeasible layout (explained), 4 output could not be written.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "commands.hpp"
+#include "moesim/config/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"moesim: simulate MoE pre-training steps on GB300/GB200 NVL72 and HGX clusters"};
+  app.set_version_flag("--version", std::string("moesim ") + MOESIM_VERSION);
+  app.require_subcommand(1);
+  moesim::cli::add_plan_command(app);
+  moesim::cli::add_run_command(app);
+  moesim::cli::add_schema_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const moesim::ConfigError& e) {
+    fmt::print(stderr, "error: {}\n  (see docs/scenarios.md for every key)\n", e.what());
+    return 2;
+  } catch (const moesim::InfeasibleError& e) {
+    fmt::print(stderr, "error: {}\n  (see docs/scenarios.md, section layout)\n", e.what());
+    return 3;
+  } catch (const moesim::cli::OutputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 4;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

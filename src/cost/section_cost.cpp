@@ -1,0 +1,76 @@
+#include "moesim/cost/section_cost.hpp"
+
+namespace moesim::cost {
+
+ComputeCost& ComputeCost::operator+=(const ComputeCost& o) {
+  gpu_seconds += o.gpu_seconds;
+  host_seconds += o.host_seconds;
+  flop += o.flop;
+  model_flop += o.model_flop;
+  kernels += o.kernels;
+  recompute_seconds += o.recompute_seconds;
+  return *this;
+}
+
+bool graph_captured(const StackSpec& stack, const std::string& section) {
+  const std::string& scope = stack.cuda_graphs;
+  if (scope == "full_iteration") return true;
+  if (scope == "none") return false;
+  // Partial capture (attention, router, MoE preprocessing) leaves the expert GEMMs, whose
+  // shapes depend on routing, outside the graph.
+  const bool partial = section == "attention" || section == "router" || section == "embedding";
+  if (scope == "partial") return partial;
+  if (scope == "partial_shared_expert") return partial || section == "shared_experts";
+  return false;
+}
+
+bool recomputed_module(const StackSpec& stack, const std::string& module) {
+  for (const auto& r : stack.recompute)
+    if (r == module || r == "full") return true;
+  return false;
+}
+
+ComputeCost section_cost(const model::Section& section, model::Pass pass, const Scenario& s,
+                         const KernelCalibration& cal, GradPart part) {
+  ComputeCost c;
+  const bool graphed = graph_captured(s.stack, section.name);
+  // Host CPU time per launch: replaying a graph, or the stack's eager launch path.
+  const double host_per_kernel =
+      graphed ? cal.launch_graph_s
+              : (s.stack.host_overhead_per_kernel_s > 0 ? s.stack.host_overhead_per_kernel_s
+                                                        : cal.launch_eager_s);
+  // GPU-side gap between dependent kernels (the graph-replay launch latency); programmatic
+  // dependent launch starts a kernel's prologue under its predecessor's tail and hides it.
+  const double gpu_gap = s.stack.programmatic_dependent_launch ? 0.0 : cal.launch_graph_s;
+  auto add = [&](const model::Op& op, model::Pass p, double fraction, bool recompute) {
+    OpCost oc = op_cost(op, p, s.training.precision, s.system.gpu, cal);
+    const int kernels = static_cast<int>(oc.kernels * fraction + 0.5);
+    const double seconds = oc.gpu_seconds * fraction + kernels * gpu_gap;
+    c.gpu_seconds += seconds;
+    c.host_seconds += kernels * host_per_kernel;
+    c.flop += oc.flop * fraction;
+    c.model_flop += recompute ? 0 : oc.model_flop * fraction;
+    c.kernels += kernels;
+    if (recompute) c.recompute_seconds += seconds;
+  };
+  for (const model::Op& op : section.ops) {
+    if (pass == model::Pass::forward) {
+      add(op, model::Pass::forward, 1.0, false);
+      continue;
+    }
+    const bool gemm = op.kind == model::OpKind::gemm || op.kind == model::OpKind::grouped_gemm;
+    // Recomputed modules re-run their forward just before their backward.
+    if (part != GradPart::weight_only && recomputed_module(s.stack, op.module))
+      add(op, model::Pass::forward, 1.0, true);
+    if (gemm) {
+      // A GEMM's backward is a data-gradient and a weight-gradient GEMM of equal size.
+      if (part == GradPart::all) add(op, model::Pass::backward, 1.0, false);
+      else add(op, model::Pass::backward, 0.5, false);
+    } else if (part != GradPart::weight_only) {
+      add(op, model::Pass::backward, 1.0, false);
+    }
+  }
+  return c;
+}
+
+}  // namespace moesim::cost

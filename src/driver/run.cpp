@@ -1,0 +1,56 @@
+#include "moesim/driver/run.hpp"
+
+#include <fmt/format.h>
+
+#include "moesim/config/loader.hpp"
+#include "moesim/cost/kernel_model.hpp"
+#include "moesim/workload/step_builder.hpp"
+
+namespace moesim::driver {
+
+RunResult run_scenario(const Scenario& s, const RunOptions& options) {
+  RunResult r;
+  r.scenario = s;
+  r.layout = plan::make_layout(s);
+  r.memory = plan::memory_per_stage(s, r.layout);
+  for (const auto& m : r.memory) {
+    if (m.fits()) continue;
+    r.fits_in_memory = false;
+    r.warnings.push_back(fmt::format(
+        "pipeline rank {} needs {:.1f} GB but the {} has {:.1f} GB usable: this layout would run "
+        "out of memory (simulated anyway)",
+        m.pp_rank, m.total_bytes() / 1e9, s.system.gpu.name, m.usable_bytes / 1e9));
+  }
+  std::filesystem::path cal = options.calibration_file;
+  if (cal.empty()) {
+    const auto dir = options.configs_dir.empty() ? config::find_configs_dir(s.file)
+                                                 : std::filesystem::path(options.configs_dir);
+    cal = dir / "calibration" / "h200-kernels.json";
+  }
+  const cost::KernelCalibration calibration = cost::load_calibration(cal);
+  const workload::StepProgram program = workload::build_step(s, r.layout, calibration);
+  r.sim = engine::simulate(s, r.layout, program, options.engine);
+
+  Metrics& m = r.metrics;
+  m.step_time_s = r.sim.step_time_s;
+  m.model_flop_per_gpu = program.model_flop_per_gpu;
+  m.tflops_per_gpu = m.model_flop_per_gpu / m.step_time_s / 1e12;
+  m.tokens_per_s_per_gpu =
+      static_cast<double>(s.training.global_batch) * s.training.seq_len / m.step_time_s / s.gpus;
+  m.peak_tflops = s.system.gpu.peak_flop_per_s(s.training.precision) / 1e12;
+  m.mfu = m.tflops_per_gpu / m.peak_tflops;
+  return r;
+}
+
+Scenario scaled_to(const Scenario& s, int gpus) {
+  Scenario out = s;
+  out.gpus = gpus;
+  // Weak scaling keeps the per-replica batch: the global batch grows with data parallelism.
+  out.training.global_batch = static_cast<int>(static_cast<long long>(s.training.global_batch) * gpus / s.gpus);
+  out.layout.dp = 0;
+  out.name = fmt::format("{} @ {} GPUs", s.name, gpus);
+  if (out.published) out.published.reset();  // the published figure belongs to the original size
+  return out;
+}
+
+}  // namespace moesim::driver

@@ -1,0 +1,187 @@
+// The S4U side of the engine: actors per (GPU, stream) executing step programs.
+#include <fmt/format.h>
+#include <simgrid/s4u.hpp>
+
+#include <array>
+#include <memory>
+#include <mutex>
+
+#include "breakdown.hpp"
+#include "moesim/engine/simulate.hpp"
+#include "moesim/platform/collective.hpp"
+#include "moesim/platform/isolated_run.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace moesim::engine {
+
+using workload::Stream;
+using workload::Task;
+using workload::TaskKind;
+
+namespace {
+
+// A simulated GPU: its program, which of its tasks are done, which pipeline messages arrived.
+struct Gpu {
+  int rank = 0;
+  int pp_rank = 0;
+  const workload::RankProgram* program = nullptr;
+  std::vector<char> done;
+  std::vector<char> arrived;
+  sg4::MutexPtr mutex;
+  sg4::ConditionVariablePtr changed;
+  std::array<platform::Group, 4> groups;  // by GroupRole
+  std::vector<int> pp_peers;              // global rank of each pipeline rank of its pipeline
+  bool observed = false;
+  std::vector<TaskInterval> intervals;
+};
+
+class Simulation {
+ public:
+  Simulation(const Scenario& s, const plan::Layout& l, const workload::StepProgram& prog,
+             const Options& o)
+      : s_(s), l_(l), prog_(prog), opt_(o) {}
+
+  SimResult run() {
+    auto engine = platform::make_engine();
+    const platform::Topology topo = platform::make_topology(
+        s_.system, s_.gpus, s_.layout.gpus_per_domain, s_.training.precision);
+    std::vector<int> simulated;
+    if (opt_.fidelity == platform::Fidelity::folded) {
+      for (int r = 0; r < l_.pp; ++r) simulated.push_back(l_.dense_rank(0, 0, 0, r));
+    } else {
+      for (int r = 0; r < l_.world; ++r) simulated.push_back(r);
+    }
+    platform_ = platform::Platform::build(topo, opt_.fidelity, simulated);
+    index_of_.assign(l_.world, -1);
+    gpus_.resize(simulated.size());
+    for (size_t i = 0; i < simulated.size(); ++i) {
+      Gpu& g = gpus_[i];
+      g.rank = simulated[i];
+      g.pp_rank = l_.coord(g.rank).pp;
+      g.program = &prog_.stages[g.pp_rank];
+      g.done.assign(g.program->tasks.size(), 0);
+      g.arrived.assign(prog_.message_count, 0);
+      g.mutex = sg4::Mutex::create();
+      g.changed = sg4::ConditionVariable::create();
+      g.groups[static_cast<int>(workload::GroupRole::tp)].ranks = l_.tp_group(g.rank);
+      g.groups[static_cast<int>(workload::GroupRole::ep)].ranks = l_.ep_group(g.rank);
+      g.groups[static_cast<int>(workload::GroupRole::dp)].ranks = l_.dp_group(g.rank);
+      g.groups[static_cast<int>(workload::GroupRole::edp)].ranks = l_.edp_group(g.rank);
+      g.pp_peers = l_.pp_group(g.rank);
+      g.observed = g.rank == l_.dense_rank(0, 0, 0, g.pp_rank);
+      index_of_[g.rank] = static_cast<int>(i);
+    }
+    for (Gpu& g : gpus_) {
+      std::array<std::vector<int>, workload::kStreams> per_stream;
+      for (size_t t = 0; t < g.program->tasks.size(); ++t)
+        per_stream[static_cast<int>(g.program->tasks[t].stream)].push_back(static_cast<int>(t));
+      for (int st = 0; st < workload::kStreams; ++st) {
+        if (per_stream[st].empty()) continue;
+        sg4::Actor::create(fmt::format("gpu{}-s{}", g.rank, st), platform_->host(g.rank),
+                           [this, &g, ids = std::move(per_stream[st]), st]() { stream(g, ids, st); });
+      }
+    }
+    engine->run();
+
+    SimResult result;
+    result.step_time_s = sg4::Engine::get_clock();
+    result.activities = activities_;
+    result.simulated_gpus = static_cast<int>(gpus_.size());
+    for (Gpu& g : gpus_) {
+      if (!g.observed) continue;
+      StageResult st;
+      st.pp_rank = g.pp_rank;
+      st.observed_rank = g.rank;
+      st.replicas = l_.world / l_.pp;
+      for (const TaskInterval& iv : g.intervals) st.finish_s = std::max(st.finish_s, iv.end_s);
+      st.breakdown = attribute_time(*g.program, g.intervals, result.step_time_s);
+      if (opt_.record_timeline) st.timeline = std::move(g.intervals);
+      result.stages.push_back(std::move(st));
+    }
+    std::sort(result.stages.begin(), result.stages.end(),
+              [](const StageResult& a, const StageResult& b) { return a.pp_rank < b.pp_rank; });
+    return result;
+  }
+
+ private:
+  bool ready(const Gpu& g, const Task& t) const {
+    for (int d : t.deps)
+      if (!g.done[d]) return false;
+    return t.wait_message.id < 0 || g.arrived[t.wait_message.id];
+  }
+
+  void stream(Gpu& g, const std::vector<int>& ids, int stream_index) {
+    long long sequence = 0;
+    for (int id : ids) {
+      const Task& t = g.program->tasks[id];
+      {
+        std::unique_lock<sg4::Mutex> lock(*g.mutex);
+        while (!ready(g, t)) g.changed->wait(lock);
+      }
+      const double start = sg4::Engine::get_clock();
+      execute(g, t, fmt::format("s{}n{}", stream_index, sequence++));
+      const double end = sg4::Engine::get_clock();
+      ++activities_;
+      if (g.observed) g.intervals.push_back({id, start, end});
+      std::unique_lock<sg4::Mutex> lock(*g.mutex);
+      g.done[id] = 1;
+      g.changed->notify_all();
+    }
+  }
+
+  void execute(Gpu& g, const Task& t, const std::string& tag) {
+    sg4::Host* host = platform_->host(g.rank);
+    switch (t.kind) {
+      case TaskKind::compute: {
+        const double seconds = t.duration_floor_seconds();
+        if (seconds > 0) sg4::this_actor::execute(seconds * host->get_speed());
+        return;
+      }
+      case TaskKind::collective: {
+        const platform::Group& group = g.groups[static_cast<int>(t.group)];
+        if (group.ranks.size() <= 1) return;
+        // A dispatcher that runs on SMs takes its share of the GPU while it communicates, so
+        // compute beside it slows by that fraction.
+        sg4::ExecPtr sms;
+        if (t.sm_fraction > 0)
+          sms = sg4::this_actor::exec_init(1e30)->set_bound(t.sm_fraction * host->get_speed());
+        if (sms) sms->start();
+        platform::run_collective(*platform_, t.collective, group, t.bytes, g.rank, tag);
+        if (sms) sms->cancel();
+        return;
+      }
+      case TaskKind::pp_send: {
+        const int peer = g.pp_peers[t.peer_pp_rank];
+        if (t.bytes > 0) sg4::Comm::sendto(host, platform_->host(peer), static_cast<uint64_t>(t.bytes));
+        Gpu& to = gpus_[index_of_[peer]];
+        std::unique_lock<sg4::Mutex> lock(*to.mutex);
+        to.arrived[t.message.id] = 1;
+        to.changed->notify_all();
+        return;
+      }
+    }
+  }
+
+  const Scenario& s_;
+  const plan::Layout& l_;
+  const workload::StepProgram& prog_;
+  Options opt_;
+  std::unique_ptr<platform::Platform> platform_;
+  std::vector<Gpu> gpus_;
+  std::vector<int> index_of_;
+  long long activities_ = 0;
+};
+
+}  // namespace
+
+SimResult simulate(const Scenario& s, const plan::Layout& l, const workload::StepProgram& program,
+                   const Options& options) {
+  const std::string wire = platform::run_isolated([&] {
+    Simulation sim(s, l, program, options);
+    return to_wire(sim.run());
+  });
+  return from_wire(wire);
+}
+
+}  // namespace moesim::engine

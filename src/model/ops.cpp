@@ -1,0 +1,294 @@
+#include "moesim/model/ops.hpp"
+
+#include <cmath>
+
+namespace moesim::model {
+
+namespace {
+
+constexpr double kBf16Bytes = 2.0;   // activations are kept in BF16
+constexpr double kFp32Bytes = 4.0;
+// MXFP8 carries one 8-bit scale per 32 elements (OCP MX specification).
+constexpr double kMxScaleBytesPerElement = 1.0 / 32.0;
+
+Op gemm(std::string name, double m, double k, double n, std::string module, bool low_precision = true) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::gemm;
+  op.m = m;
+  op.k = k;
+  op.n = n;
+  op.module = std::move(module);
+  op.low_precision = low_precision;
+  return op;
+}
+
+Op memory(std::string name, double bytes, std::string module, int kernels = 1) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::memory;
+  op.bytes = bytes;
+  op.module = std::move(module);
+  op.model_flops = false;
+  op.kernels = kernels;
+  return op;
+}
+
+bool low_precision_run(const Shard& s) { return s.precision != Precision::bf16; }
+
+// Casting a BF16 activation of `elements` to FP8 before a GEMM: read 2 bytes, write 1 (+ scale).
+// Fused into the preceding norm/activation kernel when the stack fuses quantisation.
+void add_quantize(std::vector<Op>& ops, const Shard& s, std::string name, double elements,
+                  const std::string& module) {
+  if (!low_precision_run(s) || s.fused_quantization) return;
+  ops.push_back(memory(std::move(name), elements * (kBf16Bytes + 1.0 + kMxScaleBytesPerElement), module));
+}
+
+// RMSNorm over `elements`: read and write BF16 (the weight is negligible).
+Op rmsnorm(std::string name, double elements, std::string module) {
+  return memory(std::move(name), elements * 2 * kBf16Bytes, std::move(module));
+}
+
+// Residual add: read two BF16 tensors, write one.
+Op residual(std::string name, double elements) {
+  return memory(std::move(name), elements * 3 * kBf16Bytes, "residual");
+}
+
+// SwiGLU: read gate and up (2F), write F.
+Op swiglu(std::string name, double tokens, double ffn, std::string module) {
+  return memory(std::move(name), tokens * 3 * ffn * kBf16Bytes, std::move(module));
+}
+
+void mla_attention(const ModelSpec& m, const Shard& s, Section& sec) {
+  const AttentionSpec& a = m.attention;
+  const double T = s.tokens();
+  const double h = m.hidden;
+  const int heads = a.heads / s.tp;
+  const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  auto& ops = sec.ops;
+  ops.push_back(rmsnorm("input_norm", T / s.tp * h, "layernorm"));
+  add_quantize(ops, s, "quantize_input", T * h, "layernorm");
+  if (a.q_lora_rank > 0) {
+    ops.push_back(gemm("mla_q_down", T, h, a.q_lora_rank, "mla_down_proj"));
+    ops.push_back(rmsnorm("mla_q_norm", T * a.q_lora_rank, "mla_up_proj"));
+    add_quantize(ops, s, "quantize_q_latent", T * a.q_lora_rank, "mla_up_proj");
+    ops.push_back(gemm("mla_q_up", T, a.q_lora_rank, heads * qk, "mla_up_proj"));
+  } else {
+    ops.push_back(gemm("mla_q", T, h, heads * qk, "mla_up_proj"));
+  }
+  ops.push_back(gemm("mla_kv_down", T, h, a.kv_lora_rank + a.qk_rope_head_dim, "mla_down_proj"));
+  ops.push_back(rmsnorm("mla_kv_norm", T * a.kv_lora_rank, "mla_up_proj"));
+  add_quantize(ops, s, "quantize_kv_latent", T * a.kv_lora_rank, "mla_up_proj");
+  ops.push_back(gemm("mla_kv_up", T, a.kv_lora_rank, heads * (a.qk_nope_head_dim + a.v_head_dim),
+                     "mla_up_proj"));
+  // RoPE on q and k and the concatenation of the nope/rope parts: read and write q and k.
+  ops.push_back(memory("mla_rope_concat", T * heads * qk * 2 * 2 * kBf16Bytes, "mla_up_proj", 2));
+  Op core;
+  core.name = "core_attention";
+  core.kind = OpKind::attention;
+  core.attention_sequences = s.micro_batch;
+  core.attention_seq_len = static_cast<double>(s.seq_len) / s.cp;
+  core.attention_heads = heads;
+  core.attention_qk_dim = static_cast<int>(qk);
+  core.attention_v_dim = a.v_head_dim;
+  core.low_precision = s.fp8_attention;
+  core.module = "core_attn";
+  ops.push_back(core);
+  add_quantize(ops, s, "quantize_attention_out", T * heads * a.v_head_dim, "core_attn");
+  ops.push_back(gemm("attention_out_proj", T, static_cast<double>(heads) * a.v_head_dim, h, "attn_proj"));
+  ops.push_back(residual("attention_residual", T / s.tp * h));
+}
+
+void gqa_attention(const ModelSpec& m, const Shard& s, Section& sec) {
+  const AttentionSpec& a = m.attention;
+  const double T = s.tokens();
+  const double h = m.hidden;
+  const int heads = a.heads / s.tp;
+  const double kv_heads = std::max(1.0, static_cast<double>(a.kv_heads) / s.tp);
+  auto& ops = sec.ops;
+  ops.push_back(rmsnorm("input_norm", T / s.tp * h, "layernorm"));
+  add_quantize(ops, s, "quantize_input", T * h, "layernorm");
+  ops.push_back(gemm("qkv_proj", T, h, (heads + 2 * kv_heads) * a.head_dim, "qkv_proj"));
+  ops.push_back(memory("rope", T * (heads + kv_heads) * a.head_dim * 2 * kBf16Bytes, "qkv_proj"));
+  Op core;
+  core.name = "core_attention";
+  core.kind = OpKind::attention;
+  core.attention_sequences = s.micro_batch;
+  core.attention_seq_len = static_cast<double>(s.seq_len) / s.cp;
+  core.attention_heads = heads;
+  core.attention_qk_dim = a.head_dim;
+  core.attention_v_dim = a.head_dim;
+  core.low_precision = s.fp8_attention;
+  core.module = "core_attn";
+  ops.push_back(core);
+  add_quantize(ops, s, "quantize_attention_out", T * heads * a.head_dim, "core_attn");
+  ops.push_back(gemm("attention_out_proj", T, static_cast<double>(heads) * a.head_dim, h, "attn_proj"));
+  ops.push_back(residual("attention_residual", T / s.tp * h));
+}
+
+void swiglu_ffn(const std::string& prefix, double tokens, double hidden, double ffn, const Shard& s,
+                const std::string& module, std::vector<Op>& ops) {
+  add_quantize(ops, s, "quantize_" + prefix + "_in", tokens * hidden, module);
+  ops.push_back(gemm(prefix + "_gate_up", tokens, hidden, 2 * ffn, module));
+  ops.push_back(swiglu(prefix + "_swiglu", tokens, ffn, module == "mlp" ? "mlp" : "moe_act"));
+  add_quantize(ops, s, "quantize_" + prefix + "_act", tokens * ffn, module);
+  ops.push_back(gemm(prefix + "_down", tokens, ffn, hidden, module));
+}
+
+}  // namespace
+
+double Op::forward_flop() const {
+  switch (kind) {
+    case OpKind::gemm: return 2 * m * k * n;
+    case OpKind::grouped_gemm: return 2 * m * k * n * groups;
+    case OpKind::attention:
+      // Causal: half of the S x S score matrix for QK^T and for AV.
+      return 2 * attention_sequences * attention_heads * attention_seq_len * attention_seq_len / 2 *
+             (attention_qk_dim + attention_v_dim);
+    case OpKind::memory: return 0;
+  }
+  return 0;
+}
+
+double dispatch_copies_per_token(const ModelSpec& m, int ep, const std::string& dispatcher) {
+  const int k = m.moe.top_k;
+  if (dispatcher == "alltoall" || ep <= 1) return k;
+  // Deduplicating dispatchers send a token once to each rank that hosts any of its experts.
+  // With k distinct experts drawn uniformly from E, the chance that a rank holding E/ep of them
+  // receives none is C(E - E/ep, k) / C(E, k).
+  const double E = m.moe.experts;
+  const double local = E / ep;
+  double none = 1.0;
+  for (int i = 0; i < k; ++i) none *= (E - local - i) / (E - i);
+  return ep * (1.0 - none);
+}
+
+Shard shard_for(const Scenario& sc) {
+  Shard s;
+  s.tp = sc.layout.tp;
+  s.ep = sc.layout.ep;
+  s.etp = sc.layout.etp;
+  s.cp = sc.layout.cp;
+  s.micro_batch = sc.training.micro_batch;
+  s.seq_len = sc.training.seq_len;
+  s.precision = sc.training.precision;
+  s.dispatcher = sc.stack.dispatcher;
+  // DeepEP and HybridEP send FP8 tokens (with scales) in FP8 recipes; NCCL all-to-all moves the
+  // BF16 hidden states that Megatron's all-to-all dispatcher permutes.
+  s.fp8_dispatch = sc.stack.dispatcher != "alltoall" && sc.training.precision != Precision::bf16;
+  s.fused_permute = sc.stack.fused_permute;
+  s.router_fusion = sc.stack.router_fusion;
+  s.fused_quantization = sc.stack.fused_quantization;
+  s.fp8_attention = sc.stack.fp8_attention && sc.training.precision != Precision::bf16;
+  return s;
+}
+
+LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
+  LayerProgram p;
+  p.moe = moe_layer;
+  const double T = s.tokens();
+  const double h = m.hidden;
+  p.attention.name = "attention";
+  if (m.attention.kind == "mla") mla_attention(m, s, p.attention);
+  else gqa_attention(m, s, p.attention);
+  if (s.tp > 1) {
+    // Sequence parallelism: gather the normed input before the column-parallel GEMMs and
+    // reduce-scatter after the row-parallel ones, once for attention and once for the FFN.
+    p.comm.tp_gather_bytes = T * h * kBf16Bytes;
+    p.comm.tp_scatter_bytes = T * h * kBf16Bytes;
+  }
+
+  if (!moe_layer) {
+    p.dense_ffn.name = "dense_ffn";
+    p.dense_ffn.ops.push_back(rmsnorm("pre_mlp_norm", T / s.tp * h, "layernorm"));
+    swiglu_ffn("mlp", T, h, static_cast<double>(m.dense_ffn) / s.tp, s, "mlp", p.dense_ffn.ops);
+    p.dense_ffn.ops.push_back(residual("mlp_residual", T / s.tp * h));
+    return p;
+  }
+
+  const MoeSpec& e = m.moe;
+  const double routed_tokens = T / s.tp;  // sequence-parallel tokens of this rank
+  p.router.name = "router";
+  p.router.ops.push_back(rmsnorm("pre_mlp_norm", routed_tokens * h, "layernorm"));
+  Op router = gemm("router", routed_tokens, h, e.experts, "router", false);
+  router.model_flops = false;
+  p.router.ops.push_back(router);
+  // Sigmoid scores, top-k, normalisation, aux-loss statistics: FP32 scores read/written a few
+  // times; a fused router does it in one kernel (Megatron moe_router_fusion).
+  const double score_bytes = routed_tokens * e.experts * kFp32Bytes;
+  p.router.ops.push_back(s.router_fusion ? memory("router_topk_fused", 2 * score_bytes, "router", 1)
+                                         : memory("router_topk", 6 * score_bytes, "router", 6));
+  const double copies = dispatch_copies_per_token(m, s.ep, s.dispatcher);
+  const double permuted = routed_tokens * e.top_k * h;  // token-expert rows after permutation
+  p.router.ops.push_back(s.fused_permute ? memory("permute_fused", permuted * 2 * kBf16Bytes, "moe", 1)
+                                         : memory("permute", permuted * 3 * kBf16Bytes, "moe", 4));
+  const double dispatch_elem_bytes =
+      s.fp8_dispatch ? 1.0 + kMxScaleBytesPerElement : kBf16Bytes;
+  if (s.fp8_dispatch) add_quantize(p.router.ops, s, "quantize_dispatch", routed_tokens * h, "moe");
+  p.comm.ep_dispatch_bytes_per_peer = routed_tokens * copies * h * dispatch_elem_bytes / s.ep;
+  p.comm.ep_combine_bytes_per_peer = routed_tokens * copies * h * kBf16Bytes / s.ep;
+
+  // Local experts: E/ep experts, each receiving tokens * k * ep / E rows under balanced routing.
+  p.experts.name = "experts";
+  const int local_experts = e.experts / s.ep;
+  const double rows_per_expert = routed_tokens * e.top_k * s.ep / e.experts;
+  const double ffn = static_cast<double>(e.expert_ffn) / s.etp;
+  const double rows = rows_per_expert * local_experts;
+  add_quantize(p.experts.ops, s, "quantize_expert_in", rows * h, "moe");
+  Op gate_up = gemm("expert_gate_up", rows_per_expert, h, 2 * ffn, "moe");
+  gate_up.kind = OpKind::grouped_gemm;
+  gate_up.groups = local_experts;
+  p.experts.ops.push_back(gate_up);
+  p.experts.ops.push_back(swiglu("expert_swiglu", rows, ffn, "moe_act"));
+  add_quantize(p.experts.ops, s, "quantize_expert_act", rows * ffn, "moe_act");
+  Op down = gemm("expert_down", rows_per_expert, ffn, h, "moe");
+  down.kind = OpKind::grouped_gemm;
+  down.groups = local_experts;
+  p.experts.ops.push_back(down);
+
+  p.unpermute.name = "unpermute";
+  p.unpermute.ops.push_back(s.fused_permute
+                                ? memory("unpermute_fused", permuted * 2 * kBf16Bytes, "moe", 1)
+                                : memory("unpermute", permuted * 3 * kBf16Bytes, "moe", 3));
+  p.unpermute.ops.push_back(residual("moe_residual", routed_tokens * h));
+
+  if (e.shared_ffn > 0) {
+    p.shared_experts.name = "shared_experts";
+    swiglu_ffn("shared", T, h, static_cast<double>(e.shared_ffn) / s.tp, s, "shared_experts",
+               p.shared_experts.ops);
+  }
+  return p;
+}
+
+Section embedding_section(const ModelSpec& m, const Shard& s) {
+  Section sec{"embedding", {}};
+  // Lookup: write the BF16 embeddings of this rank's tokens (vocab-parallel, then reduced).
+  sec.ops.push_back(memory("embedding_lookup", s.tokens() * m.hidden * 2 * kBf16Bytes, "embedding"));
+  return sec;
+}
+
+Section output_section(const ModelSpec& m, const Shard& s) {
+  Section sec{"output", {}};
+  const double T = s.tokens();
+  sec.ops.push_back(rmsnorm("final_norm", T / s.tp * m.hidden, "layernorm"));
+  // Megatron's output layer is a plain ColumnParallelLinear: it runs in BF16 even in FP8 recipes.
+  sec.ops.push_back(gemm("logits", T, m.hidden, static_cast<double>(m.vocab) / s.tp, "output", false));
+  // Vocab-parallel cross-entropy: FP32 logits read twice (max/sum and gradient), written once.
+  Op ce = memory("cross_entropy", T * m.vocab / s.tp * 3 * kFp32Bytes, "loss", 3);
+  sec.ops.push_back(ce);
+  return sec;
+}
+
+Section mtp_extra_section(const ModelSpec& m, const Shard& s) {
+  Section sec{"mtp", {}};
+  const double T = s.tokens();
+  const double h = m.hidden;
+  sec.ops.push_back(rmsnorm("mtp_enorm", T / s.tp * h, "mtp"));
+  sec.ops.push_back(rmsnorm("mtp_hnorm", T / s.tp * h, "mtp"));
+  add_quantize(sec.ops, s, "quantize_mtp_in", T * 2 * h, "mtp");
+  sec.ops.push_back(gemm("mtp_eh_proj", T, 2 * h, h / s.tp, "mtp"));
+  sec.ops.push_back(embedding_section(m, s).ops.front());  // MTP embeds the shifted tokens
+  return sec;
+}
+
+}  // namespace moesim::model

@@ -1,0 +1,201 @@
+// Run results as JSON, a terminal table and CSV.
+#include <fmt/format.h>
+
+#include "moesim/report/report.hpp"
+
+namespace moesim::report {
+
+namespace {
+
+nlohmann::json breakdown_json(const engine::Breakdown& b) {
+  return {{"compute_s", b.compute_s},
+          {"recompute_s", b.recompute_s},
+          {"host_overhead_s", b.host_overhead_s},
+          {"exposed_tp_s", b.exposed_tp_s},
+          {"exposed_ep_dispatch_s", b.exposed_ep_dispatch_s},
+          {"exposed_ep_combine_s", b.exposed_ep_combine_s},
+          {"exposed_pp_s", b.exposed_pp_s},
+          {"exposed_dp_s", b.exposed_dp_s},
+          {"bubble_s", b.bubble_s},
+          {"optimizer_s", b.optimizer_s}};
+}
+
+nlohmann::json memory_json(const plan::MemoryBreakdown& m) {
+  return {{"pp_rank", m.pp_rank},
+          {"weights_bytes", m.weights_bytes},
+          {"gradients_bytes", m.gradients_bytes},
+          {"optimizer_bytes", m.optimizer_bytes},
+          {"activations_bytes", m.activations_bytes},
+          {"buffers_bytes", m.buffers_bytes},
+          {"total_bytes", m.total_bytes()},
+          {"usable_bytes", m.usable_bytes},
+          {"inflight_chunks", m.inflight_chunks},
+          {"fits", m.fits()}};
+}
+
+std::string layout_summary(const plan::Layout& l) {
+  return fmt::format("TP{} CP{} PP{} VPP{} EP{} ETP{} DP{} EDP{}, {} micro-batches of {}", l.tp,
+                     l.cp, l.pp, l.vpp, l.ep, l.etp, l.dp, l.edp, l.microbatches, l.micro_batch);
+}
+
+// The parts of a breakdown in table order, with their labels.
+std::vector<std::pair<const char*, double>> parts(const engine::Breakdown& b) {
+  return {{"compute", b.compute_s},
+          {"  of which recompute", b.recompute_s},
+          {"host launch overhead", b.host_overhead_s},
+          {"exposed EP dispatch", b.exposed_ep_dispatch_s},
+          {"exposed EP combine", b.exposed_ep_combine_s},
+          {"exposed TP", b.exposed_tp_s},
+          {"exposed PP", b.exposed_pp_s},
+          {"exposed DP", b.exposed_dp_s},
+          {"pipeline bubble", b.bubble_s},
+          {"optimizer", b.optimizer_s}};
+}
+
+}  // namespace
+
+nlohmann::json run_json(const driver::RunResult& r) {
+  const Scenario& s = r.scenario;
+  nlohmann::json j;
+  j["scenario"] = s.name;
+  j["system"] = s.system.name;
+  j["gpu"] = s.system.gpu.name;
+  j["gpus"] = s.gpus;
+  j["model"] = s.model.name;
+  j["stack"] = s.stack.name;
+  j["precision"] = std::string(to_string(s.training.precision));
+  j["global_batch"] = s.training.global_batch;
+  j["seq_len"] = s.training.seq_len;
+  j["layout"] = {{"tp", r.layout.tp}, {"cp", r.layout.cp}, {"pp", r.layout.pp},
+                 {"vpp", r.layout.vpp}, {"ep", r.layout.ep}, {"etp", r.layout.etp},
+                 {"dp", r.layout.dp}, {"edp", r.layout.edp},
+                 {"microbatches", r.layout.microbatches},
+                 {"pipeline_layout", r.layout.pipeline_layout}};
+  j["step_time_s"] = r.metrics.step_time_s;
+  j["tflops_per_gpu"] = r.metrics.tflops_per_gpu;
+  j["tokens_per_s_per_gpu"] = r.metrics.tokens_per_s_per_gpu;
+  j["mfu"] = r.metrics.mfu;
+  j["peak_tflops_per_gpu"] = r.metrics.peak_tflops;
+  j["flops_convention"] = "megatron num_floating_point_operations";
+  j["breakdown"] = nlohmann::json::array();
+  for (const auto& st : r.sim.stages) {
+    nlohmann::json b = breakdown_json(st.breakdown);
+    b["pp_rank"] = st.pp_rank;
+    b["replicas"] = st.replicas;
+    j["breakdown"].push_back(std::move(b));
+  }
+  j["memory"] = nlohmann::json::array();
+  for (const auto& m : r.memory) j["memory"].push_back(memory_json(m));
+  j["fits_in_memory"] = r.fits_in_memory;
+  j["simulation"] = {{"fidelity", r.sim.simulated_gpus == s.gpus ? "full" : "folded"},
+                     {"simulated_gpus", r.sim.simulated_gpus},
+                     {"activities", r.sim.activities}};
+  if (s.published) {
+    const Published& p = *s.published;
+    nlohmann::json pub = {{"id", p.id}, {"source", p.source}, {"tolerance", p.tolerance}};
+    if (p.tflops_per_gpu > 0) {
+      pub["tflops_per_gpu"] = p.tflops_per_gpu;
+      pub["relative_error"] = r.metrics.tflops_per_gpu / p.tflops_per_gpu - 1;
+    }
+    j["published"] = pub;
+  }
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+std::string run_table(const driver::RunResult& r) {
+  const Scenario& s = r.scenario;
+  std::string out;
+  out += fmt::format("{}\n", s.name);
+  out += fmt::format("  {} x {} GPUs ({}), {}, {}, {}\n", s.system.name, s.gpus, s.system.gpu.name,
+                     s.model.name, s.stack.name, to_string(s.training.precision));
+  out += fmt::format("  layout: {}\n\n", layout_summary(r.layout));
+  out += fmt::format("  model TFLOP/s per GPU  {:10.1f}   (Megatron convention)\n", r.metrics.tflops_per_gpu);
+  out += fmt::format("  tokens/s per GPU       {:10.1f}\n", r.metrics.tokens_per_s_per_gpu);
+  out += fmt::format("  MFU                    {:9.1f} %   (of {:.0f} TFLOP/s dense {})\n",
+                     100 * r.metrics.mfu, r.metrics.peak_tflops, to_string(s.training.precision));
+  out += fmt::format("  step time              {:10.3f} s\n", r.metrics.step_time_s);
+  if (s.published && s.published->tflops_per_gpu > 0)
+    out += fmt::format("  published              {:10.1f}   ({}, {}; error {:+.1f} %)\n",
+                       s.published->tflops_per_gpu, s.published->id, s.published->source,
+                       100 * (r.metrics.tflops_per_gpu / s.published->tflops_per_gpu - 1));
+  out += "\n  step-time breakdown per pipeline rank (seconds)\n";
+  out += fmt::format("  {:<24}", "");
+  for (const auto& st : r.sim.stages) out += fmt::format("{:>10}", fmt::format("pp{}", st.pp_rank));
+  out += "\n";
+  if (!r.sim.stages.empty()) {
+    const size_t n = parts(r.sim.stages.front().breakdown).size();
+    for (size_t i = 0; i < n; ++i) {
+      out += fmt::format("  {:<24}", parts(r.sim.stages.front().breakdown)[i].first);
+      for (const auto& st : r.sim.stages) out += fmt::format("{:>10.3f}", parts(st.breakdown)[i].second);
+      out += "\n";
+    }
+  }
+  out += "\n  memory per GPU (GB)\n";
+  out += fmt::format("  {:<8}{:>9}{:>9}{:>10}{:>12}{:>9}{:>9}{:>9}\n", "rank", "weights", "grads",
+                     "optimizer", "activations", "buffers", "total", "usable");
+  for (const auto& m : r.memory)
+    out += fmt::format("  pp{:<6}{:>9.1f}{:>9.1f}{:>10.1f}{:>12.1f}{:>9.1f}{:>9.1f}{:>9.1f}{}\n",
+                       m.pp_rank, m.weights_bytes / 1e9, m.gradients_bytes / 1e9,
+                       m.optimizer_bytes / 1e9, m.activations_bytes / 1e9, m.buffers_bytes / 1e9,
+                       m.total_bytes() / 1e9, m.usable_bytes / 1e9, m.fits() ? "" : "  DOES NOT FIT");
+  for (const auto& w : r.warnings) out += fmt::format("\n  warning: {}\n", w);
+  return out;
+}
+
+std::string runs_csv(const std::vector<driver::RunResult>& results) {
+  std::string out =
+      "scenario,system,gpus,precision,tp,pp,vpp,ep,dp,microbatches,step_time_s,tflops_per_gpu,"
+      "tokens_per_s_per_gpu,mfu,compute_s,host_overhead_s,exposed_ep_s,exposed_tp_s,exposed_pp_s,"
+      "exposed_dp_s,bubble_s,optimizer_s,max_memory_bytes,fits_in_memory\n";
+  for (const auto& r : results) {
+    // The slowest pipeline rank's breakdown stands for the step.
+    engine::Breakdown b;
+    double finish = -1;
+    for (const auto& st : r.sim.stages)
+      if (st.finish_s > finish) {
+        finish = st.finish_s;
+        b = st.breakdown;
+      }
+    double max_mem = 0;
+    for (const auto& m : r.memory) max_mem = std::max(max_mem, m.total_bytes());
+    std::string name = r.scenario.name;
+    for (char& c : name)
+      if (c == ',' || c == '"') c = ' ';
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},"
+                       "{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{}\n",
+                       name, r.scenario.system.name, r.scenario.gpus, to_string(r.scenario.training.precision),
+                       r.layout.tp, r.layout.pp, r.layout.vpp, r.layout.ep, r.layout.dp,
+                       r.layout.microbatches, r.metrics.step_time_s, r.metrics.tflops_per_gpu,
+                       r.metrics.tokens_per_s_per_gpu, r.metrics.mfu, b.compute_s, b.host_overhead_s,
+                       b.exposed_ep_dispatch_s + b.exposed_ep_combine_s, b.exposed_tp_s,
+                       b.exposed_pp_s, b.exposed_dp_s, b.bubble_s, b.optimizer_s, max_mem,
+                       r.fits_in_memory ? "true" : "false");
+  }
+  return out;
+}
+
+nlohmann::json scaling_json(const std::vector<driver::RunResult>& points) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& p : points) {
+    nlohmann::json row = run_json(p);
+    row["scaling_efficiency"] = p.metrics.tflops_per_gpu / points.front().metrics.tflops_per_gpu;
+    j.push_back(std::move(row));
+  }
+  return j;
+}
+
+std::string scaling_table(const std::vector<driver::RunResult>& points) {
+  std::string out = fmt::format("weak scaling of {} (layout fixed, global batch grows with DP)\n",
+                                points.front().scenario.name);
+  out += fmt::format("  {:>6} {:>8} {:>12} {:>14} {:>10} {:>12}\n", "GPUs", "GBS", "step (s)",
+                     "TFLOP/s/GPU", "MFU %", "efficiency");
+  for (const auto& p : points)
+    out += fmt::format("  {:>6} {:>8} {:>12.3f} {:>14.1f} {:>10.1f} {:>11.1f}%\n", p.scenario.gpus,
+                       p.scenario.training.global_batch, p.metrics.step_time_s,
+                       p.metrics.tflops_per_gpu, 100 * p.metrics.mfu,
+                       100 * p.metrics.tflops_per_gpu / points.front().metrics.tflops_per_gpu);
+  return out;
+}
+
+}  // namespace moesim::report

@@ -1,0 +1,55 @@
+#pragma once
+// Private to src/workload: one (micro-batch, chunk, pass) as a list of items, a compute run or a
+// communication, before they are placed on streams.
+#include <string>
+#include <vector>
+
+#include "moesim/config/specs.hpp"
+#include "moesim/cost/kernel_model.hpp"
+#include "moesim/cost/section_cost.hpp"
+#include "moesim/plan/layout.hpp"
+#include "moesim/workload/program.hpp"
+
+namespace moesim::workload {
+
+struct PassItem {
+  bool is_comm = false;
+  // compute
+  cost::ComputeCost cost;
+  // A compute item that must not delay the communication before it (delayed weight gradients):
+  // it runs after that communication is issued and nothing waits for it but the stream.
+  bool beside_previous_comm = false;
+  // communication
+  platform::CollectiveKind collective = platform::CollectiveKind::all_to_all;
+  GroupRole group = GroupRole::ep;
+  Activity activity = Activity::compute;
+  double bytes = 0;
+  std::string label;
+};
+
+// Lowers passes of one pipeline rank's chunks. Costs of identical layers are computed once.
+class PassLowering {
+ public:
+  PassLowering(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal);
+  std::vector<PassItem> lower(int pp_rank, int chunk, Phase phase) const;
+
+ private:
+  void layer_forward(int layer, bool moe, std::vector<PassItem>& out) const;
+  void layer_backward(int layer, bool moe, std::vector<PassItem>& out) const;
+  void mtp_forward(std::vector<PassItem>& out) const;
+  void mtp_backward(std::vector<PassItem>& out) const;
+  void compute(std::vector<PassItem>& out, const model::Section& sec, Phase phase,
+               const std::string& label, cost::GradPart part = cost::GradPart::all,
+               bool beside = false) const;
+  void comm(std::vector<PassItem>& out, platform::CollectiveKind kind, GroupRole group,
+            Activity activity, double bytes, const std::string& label) const;
+
+  const Scenario& s_;
+  const plan::Layout& l_;
+  const cost::KernelCalibration& cal_;
+  model::Shard shard_;
+  model::LayerProgram moe_, dense_;
+  model::Section embedding_, output_, mtp_extra_;
+};
+
+}  // namespace moesim::workload

@@ -1,0 +1,19 @@
+#include "moesim/workload/program.hpp"
+
+namespace moesim::workload {
+
+std::string_view to_string(Activity a) {
+  switch (a) {
+    case Activity::compute: return "compute";
+    case Activity::tp_comm: return "tp";
+    case Activity::ep_dispatch: return "ep_dispatch";
+    case Activity::ep_combine: return "ep_combine";
+    case Activity::pp_comm: return "pp";
+    case Activity::dp_grad_sync: return "dp_grad_sync";
+    case Activity::dp_param_gather: return "dp_param_gather";
+    case Activity::optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+}  // namespace moesim::workload
