@@ -112,7 +112,10 @@ class Simulation {
   }
 
   void stream(Gpu& g, const std::vector<int>& ids, int stream_index) {
-    long long sequence = 0;
+    // Collectives of one stream run one after another and every member of a group issues them
+    // in the same order, so one mailbox tag per (stream, group) matches them in FIFO order.
+    std::array<std::string, 4> tags;
+    for (int role = 0; role < 4; ++role) tags[role] = fmt::format("s{}g{}", stream_index, role);
     for (int id : ids) {
       const Task& t = g.program->tasks[id];
       {
@@ -120,7 +123,7 @@ class Simulation {
         while (!ready(g, t)) g.changed->wait(lock);
       }
       const double start = sg4::Engine::get_clock();
-      execute(g, t, fmt::format("s{}n{}", stream_index, sequence++));
+      execute(g, t, tags[static_cast<int>(t.group)]);
       const double end = sg4::Engine::get_clock();
       ++activities_;
       if (g.observed) g.intervals.push_back({id, start, end});

@@ -58,12 +58,14 @@ class StepEmitter {
         PassCursor f = cursor(schedule[i]);
         PassCursor b = cursor(schedule[i + 1]);
         // Alternate segments: each pass's communication hides behind the other's compute.
-        while (!f.done() || !b.done()) {
+        bool f_sent = false, b_sent = false;
+        while (!f_sent || !b_sent) {
           segment(f);
+          // A pass's output leaves as soon as its last segment is issued, not after its partner.
+          if (f.done() && !f_sent) f_sent = (finish(f), true);
           segment(b);
+          if (b.done() && !b_sent) b_sent = (finish(b), true);
         }
-        finish(f);
-        finish(b);
         ++i;
       } else {
         PassCursor c = cursor(schedule[i]);

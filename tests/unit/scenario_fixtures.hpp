@@ -1,0 +1,66 @@
+#pragma once
+// Scenarios for model, plan, workload and engine tests: the bundled ones, and small ones built
+// from the bundled configs with a few fields changed.
+#include <filesystem>
+#include <string>
+
+#include "moesim/config/loader.hpp"
+
+namespace moesim::test {
+
+inline std::filesystem::path repo() { return MOESIM_SOURCE_DIR; }
+inline std::filesystem::path configs_dir() { return repo() / "configs"; }
+
+inline Scenario bundled(const std::string& relative) {
+  return config::load_scenario(repo() / relative);
+}
+
+inline Scenario record_gb300() { return bundled("scenarios/gb300-256-record.json"); }
+
+// A dense model of `layers` identical layers with a tiny vocabulary, so that every pipeline
+// stage does the same work: the textbook setting of pipeline-bubble formulas.
+inline Scenario uniform_dense(int pp, int microbatches, int vpp = 1, int layers_per_stage = 2) {
+  Scenario s = record_gb300();
+  s.name = "uniform dense";
+  s.model = config::load_model("llama-3.1-405b", configs_dir());
+  s.model.layers = pp * vpp * layers_per_stage;
+  s.model.vocab = 8;  // embedding and logits negligible
+  s.gpus = pp;
+  s.training.global_batch = microbatches;
+  s.training.micro_batch = 1;
+  s.training.mtp_layers = 0;
+  s.training.precision = Precision::bf16;
+  s.layout = LayoutSpec{};
+  s.layout.pp = pp;
+  s.layout.vpp = vpp;
+  std::string layout;
+  for (int st = 0; st < pp * vpp; ++st) {
+    if (st > 0) layout += '|';
+    if (st == 0) layout += 'E';
+    layout += std::string(layers_per_stage, 't');
+  }
+  s.layout.pipeline_layout = layout + "L";
+  s.stack = config::load_stack("megatron-core-baseline", configs_dir());
+  s.published.reset();
+  return s;
+}
+
+// DeepSeek-V3 cut to a few layers on 64 GB300 GPUs: EP inside one rack, DP across two.
+inline Scenario small_moe(int layers = 4) {
+  Scenario s = record_gb300();
+  s.name = "small MoE";
+  s.model.layers = layers;
+  s.model.moe.first_dense_layers = 1;
+  s.gpus = 64;
+  s.training.global_batch = 64;  // dp 32 -> 2 micro-batches
+  s.training.mtp_layers = 0;
+  s.layout.pp = 2;
+  s.layout.vpp = 1;
+  s.layout.ep = 32;
+  s.layout.gpus_per_domain = 32;
+  s.layout.pipeline_layout = "";
+  s.published.reset();
+  return s;
+}
+
+}  // namespace moesim::test

@@ -1,0 +1,134 @@
+// Whole simulated steps: closed forms of pipelines, overlap, fidelity agreement.
+#include <catch2/catch.hpp>
+
+#include "moesim/driver/run.hpp"
+#include "moesim/platform/collective.hpp"
+#include "moesim/workload/step_builder.hpp"
+#include "scenario_fixtures.hpp"
+
+using namespace moesim;
+
+namespace {
+
+driver::RunResult run(const Scenario& s, platform::Fidelity f = platform::Fidelity::folded) {
+  driver::RunOptions o;
+  o.engine.fidelity = f;
+  o.configs_dir = test::configs_dir().string();
+  return driver::run_scenario(s, o);
+}
+
+// Free communication: links so fast and so close that they cost nothing measurable.
+void free_network(Scenario& s) {
+  s.system.nvlink_bytes_per_s = 1e18;
+  s.system.nic_bytes_per_s = 1e18;
+  s.system.nvlink_latency_s = 0;
+  s.system.nic_latency_s = 0;
+  s.system.fabric.switch_latency_s = 0;
+}
+
+double compute_seconds_of(const workload::RankProgram& p, workload::Phase phase) {
+  double t = 0;
+  for (const auto& task : p.tasks)
+    if (task.kind == workload::TaskKind::compute && task.phase == phase) t += task.duration_floor_seconds();
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("A 1-stage, 1-micro-batch step is the sum of its parts", "[engine]") {
+  Scenario s = test::small_moe(4);
+  s.layout.pp = 1;
+  s.gpus = 32;  // one EP group, dp 32, edp 1
+  s.training.global_batch = 32;
+  const plan::Layout l = plan::make_layout(s);
+  REQUIRE(l.microbatches == 1);
+  const auto cal = cost::load_calibration(test::configs_dir() / "calibration" / "h200-kernels.json");
+  const workload::StepProgram prog = workload::build_step(s, l, cal);
+  const platform::Topology topo = platform::make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision);
+  // Nothing overlaps without EP overlap and DP overlap: every task waits for the one before.
+  double expected = 0;
+  for (const auto& t : prog.stages[0].tasks) {
+    if (t.kind == workload::TaskKind::compute) expected += t.duration_floor_seconds();
+    if (t.kind == workload::TaskKind::collective) {
+      const auto group = t.group == workload::GroupRole::ep ? l.ep_group(0) : t.group == workload::GroupRole::dp ? l.dp_group(0) : l.edp_group(0);
+      expected += platform::closed_form_seconds(topo, t.collective, platform::Group{group}, t.bytes);
+    }
+  }
+  const auto r = run(s);
+  CHECK(r.metrics.step_time_s == Approx(expected).epsilon(1e-9));
+  CHECK(r.sim.stages[0].breakdown.total() == Approx(r.metrics.step_time_s).epsilon(1e-9));
+}
+
+TEST_CASE("The 1F1B bubble is (p-1)/(m+p-1) when communication is free", "[engine]") {
+  for (int p : {2, 4}) {
+    for (int m : {4, 8}) {
+      Scenario s = test::uniform_dense(p, m);
+      free_network(s);
+      const auto r = run(s);
+      const auto& b = r.sim.stages[0].breakdown;
+      const double busy = b.compute_s + b.host_overhead_s;
+      const double bubble = r.metrics.step_time_s - busy - b.optimizer_s;
+      INFO("p=" << p << " m=" << m);
+      CHECK(bubble / (r.metrics.step_time_s - b.optimizer_s) == Approx(double(p - 1) / (m + p - 1)).epsilon(0.02));
+    }
+  }
+}
+
+TEST_CASE("Interleaving shrinks the bubble by the number of virtual stages", "[engine]") {
+  Scenario flat = test::uniform_dense(4, 8, 1, 4);
+  Scenario interleaved = test::uniform_dense(4, 8, 2, 2);
+  free_network(flat);
+  free_network(interleaved);
+  const auto a = run(flat);
+  const auto b = run(interleaved);
+  const double bubble_flat = a.sim.stages[0].breakdown.bubble_s;
+  const double bubble_interleaved = b.sim.stages[0].breakdown.bubble_s;
+  CHECK(bubble_interleaved == Approx(bubble_flat / 2).epsilon(0.05));
+}
+
+TEST_CASE("Turning overlap off never makes a step faster", "[engine]") {
+  // Interleaved with balanced chunks: the setting EP overlap is meant for. (On a non-interleaved
+  // pipeline with unequal stages the merged forward/backward step waits for both inputs, as
+  // Megatron's combined 1F1B does, and can lose; docs/method.md.)
+  Scenario s = test::small_moe(4);
+  s.layout.vpp = 2;
+  s.layout.pipeline_layout = "Et|t|t|tL";
+  s.training.global_batch = 256;  // 8 micro-batches
+  s.stack.ep_overlap = true;
+  s.stack.delay_wgrad = true;
+  s.stack.overlap_grad_reduce = true;
+  s.stack.overlap_param_gather = true;
+  const double all_on = run(s).metrics.step_time_s;
+  for (int off = 0; off < 4; ++off) {
+    Scenario t = s;
+    if (off == 0) t.stack.ep_overlap = false;
+    if (off == 1) t.stack.delay_wgrad = false;
+    if (off == 2) t.stack.overlap_grad_reduce = false;
+    if (off == 3) t.stack.overlap_param_gather = false;
+    INFO("feature turned off: " << off);
+    CHECK(run(t).metrics.step_time_s >= all_on * (1 - 1e-9));
+  }
+}
+
+TEST_CASE("Folded and full fidelity agree on 64 GPUs", "[engine]") {
+  Scenario s = test::small_moe(4);
+  s.stack.ep_overlap = true;
+  const auto folded = run(s, platform::Fidelity::folded);
+  const auto full = run(s, platform::Fidelity::full);
+  CHECK(full.sim.simulated_gpus == 64);
+  CHECK(folded.sim.simulated_gpus == 2);
+  CHECK(full.metrics.step_time_s == Approx(folded.metrics.step_time_s).epsilon(0.01));
+}
+
+TEST_CASE("The breakdown adds up to the step time on every pipeline rank", "[engine]") {
+  const auto r = run(test::record_gb300());
+  for (const auto& st : r.sim.stages) CHECK(st.breakdown.total() == Approx(r.metrics.step_time_s).epsilon(1e-9));
+}
+
+TEST_CASE("Model TFLOP/s never exceed the peak and the report is deterministic", "[engine]") {
+  const auto a = run(test::record_gb300());
+  CHECK(a.metrics.tflops_per_gpu < a.metrics.peak_tflops);
+  CHECK(a.metrics.mfu > 0.05);
+  const auto b = run(test::record_gb300());
+  CHECK(a.metrics.step_time_s == b.metrics.step_time_s);
+}

@@ -1,0 +1,147 @@
+// Layout rules (each with a failing and a passing case), rank mapping and pipeline layouts.
+#include <catch2/catch.hpp>
+
+#include "moesim/config/error.hpp"
+#include "moesim/plan/layout.hpp"
+#include "scenario_fixtures.hpp"
+
+using namespace moesim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// The record layout passes; `change` breaks one rule and `message` names it.
+void require_rule(const std::function<void(Scenario&)>& change, const std::string& message) {
+  Scenario ok = test::record_gb300();
+  REQUIRE_NOTHROW(plan::make_layout(ok));
+  Scenario bad = ok;
+  change(bad);
+  REQUIRE_THROWS_WITH(plan::make_layout(bad), Contains(message));
+}
+
+}  // namespace
+
+TEST_CASE("World size must be divisible by tp*cp*pp", "[plan]") {
+  require_rule([](Scenario& s) { s.gpus = 255; }, "world size 255 is not divisible by tp*cp*pp");
+}
+
+TEST_CASE("A given dp must match the derived one", "[plan]") {
+  require_rule([](Scenario& s) { s.layout.dp = 64; }, "dp = 64 given, but gpus / (tp*cp*pp)");
+}
+
+TEST_CASE("ep*etp must divide a pipeline stage", "[plan]") {
+  require_rule([](Scenario& s) { s.layout.ep = 256; }, "ep*etp = 256*1 = 256 must divide the 128 ranks");
+}
+
+TEST_CASE("Experts must split evenly over ep", "[plan]") {
+  require_rule([](Scenario& s) { s.model.moe.experts = 100; s.layout.ep = 8; },
+               "100 experts cannot be split evenly over ep = 8");
+}
+
+TEST_CASE("Expert FFN must split over etp", "[plan]") {
+  require_rule([](Scenario& s) { s.model.moe.expert_ffn = 2047; s.layout.etp = 2; s.layout.ep = 16; },
+               "expert FFN 2047 is not divisible by etp = 2");
+}
+
+TEST_CASE("Attention heads must split over tp", "[plan]") {
+  require_rule([](Scenario& s) { s.layout.tp = 3; s.gpus = 192; },
+               "128 attention heads are not divisible by tp = 3");
+}
+
+TEST_CASE("Global batch must split into micro-batches over DP", "[plan]") {
+  require_rule([](Scenario& s) { s.training.global_batch = 4000; },
+               "global batch 4000 is not divisible by micro_batch*dp = 1*128 = 128");
+}
+
+TEST_CASE("Interleaving needs micro-batches in multiples of pp", "[plan]") {
+  require_rule([](Scenario& s) { s.layout.pp = 4; s.layout.vpp = 2; s.training.global_batch = 320; },
+               "interleaved 1F1B needs micro-batches (5) to be a multiple of pp (4)");
+}
+
+TEST_CASE("A pipeline layout must have pp*vpp stages and every layer once", "[plan]") {
+  require_rule([](Scenario& s) { s.layout.pipeline_layout = "Et*30|t*31mL"; },
+               "pipeline_layout has 2 virtual stages, pp*vpp = 2*8 = 16 expected");
+  require_rule([](Scenario& s) { s.layout.vpp = 1; s.layout.pipeline_layout = "Et*30|t*30mL"; },
+               "pipeline_layout places 60 transformer layers, the model has 61");
+  require_rule([](Scenario& s) { s.layout.vpp = 1; s.layout.pipeline_layout = "Et*30|t*31L"; },
+               "pipeline_layout places 0 MTP layers, the run has mtp_layers = 1");
+  require_rule([](Scenario& s) { s.layout.vpp = 1; s.layout.pipeline_layout = "t*30|Et*31mL"; },
+               "must start with the embedding 'E'");
+  require_rule([](Scenario& s) { s.layout.vpp = 1; s.layout.pipeline_layout = "Et*30|t*31mLx"; },
+               "unexpected character 'x'");
+}
+
+TEST_CASE("Several broken rules are all reported at once", "[plan]") {
+  Scenario s = test::record_gb300();
+  s.gpus = 255;
+  s.training.global_batch = 4001;
+  try {
+    plan::make_layout(s);
+    FAIL("expected InfeasibleError");
+  } catch (const InfeasibleError& e) {
+    CHECK_THAT(e.what(), Contains("not divisible by tp*cp*pp"));
+    CHECK_THAT(e.what(), Contains("global batch 4001"));
+  }
+}
+
+TEST_CASE("Megatron's pipeline layout strings expand", "[plan]") {
+  const auto stages = plan::expand_pipeline_layout("Et|(tt|)*30L");
+  REQUIRE(stages.size() == 32);
+  CHECK(stages.front() == "Et");
+  CHECK(stages[1] == "tt");
+  CHECK(stages.back() == "L");
+  CHECK(plan::expand_pipeline_layout("Et*3|t*4, mL") == std::vector<std::string>{"Ettt", "ttttmL"});
+  CHECK_THROWS_WITH(plan::expand_pipeline_layout("(tt|"), Contains("missing ')'"));
+}
+
+TEST_CASE("The GB200 history layout places embedding, 61 layers and loss on 32 stages", "[plan]") {
+  Scenario s = test::record_gb300();
+  s.training.mtp_layers = 0;
+  s.layout.pp = 8;
+  s.layout.vpp = 4;
+  s.training.global_batch = 2048;
+  s.layout.pipeline_layout = "Et|(tt|)*30L";
+  const plan::Layout l = plan::make_layout(s);
+  REQUIRE(l.stages.size() == 32);
+  CHECK(l.stage(0, 0).embedding);
+  CHECK(l.stage(0, 0).layers == 1);
+  CHECK(l.stage(7, 3).output);
+  CHECK(l.stage(7, 3).layers == 0);
+  CHECK(l.stage(1, 0).first_layer == 1);
+  CHECK(l.stage(0, 1).first_layer == 1 + 2 * 7);  // virtual stage 8
+}
+
+TEST_CASE("A generated layout balances 61 layers, MTP and loss", "[plan]") {
+  const plan::Layout l = plan::make_layout(test::record_gb300());
+  CHECK(l.pipeline_layout_generated);
+  int layers = 0;
+  for (const auto& v : l.stages) {
+    layers += v.layers;
+    CHECK(v.layers + v.mtp_layers + (v.output ? 1 : 0) <= 4);
+  }
+  CHECK(layers == 61);
+  CHECK(l.stages.back().mtp_layers == 1);
+}
+
+TEST_CASE("Ranks follow Megatron's tp-cp-ep-dp-pp order", "[plan]") {
+  Scenario s = test::record_gb300();
+  s.layout.tp = 2;
+  s.layout.ep = 16;
+  s.layout.etp = 2;
+  const plan::Layout l = plan::make_layout(s);  // 256 = tp2 * dp64 * pp2; expert: etp2 ep16 edp4
+  CHECK(l.dp == 64);
+  CHECK(l.edp == 4);
+  const plan::RankCoord c = l.coord(131);
+  CHECK(c.tp == 1);
+  CHECK(c.dp == 1);
+  CHECK(c.pp == 1);
+  CHECK(c.etp == 1);
+  CHECK(c.ep == 1);
+  CHECK(l.tp_group(131) == std::vector<int>{130, 131});
+  CHECK(l.pp_group(3) == std::vector<int>{3, 131});
+  CHECK(l.ep_group(0).size() == 16);
+  CHECK(l.ep_group(0)[1] == 2);  // experts stride over the etp ranks
+  CHECK(l.edp_group(0) == std::vector<int>{0, 32, 64, 96});
+  CHECK(l.dp_group(0).size() == 64);
+  CHECK(l.dp_group(0)[1] == 2);
+}
