@@ -9,7 +9,13 @@
 //    NVLink port and NIC, and a private share of the spine (nic / oversubscription), so that a
 //    symmetric collective run by the representative alone loads its ports exactly as in the
 //    full platform.
-// SimGrid allows one platform per process: build it once, right after creating the Engine.
+// SimGrid allows one platform per process: build it once, right after creating the Engine
+// (make_engine()). Tests that need several platforms run each in a child (isolated_run.hpp).
+//
+// Latencies: an NVLink port has nvlink_latency_s / 2 per direction, so GPU -> NVSwitch -> GPU
+// costs nvlink_latency_s; a NIC has nic_latency_s; a domain uplink (or a folded spine share)
+// has 1.5 x switch_latency_s, so that GPU -> GPU across domains (nic, uplink, uplink, nic) costs
+// Topology::scaleout_latency_s() = 2 nic + 3 switch hops (leaf, spine, leaf).
 #include <memory>
 #include <vector>
 
@@ -25,6 +31,10 @@ enum class Fidelity { folded, full };
 // (../shared/notes/simgrid.md §4.1): CM02, no cross-traffic, huge TCP-gamma. Call before build().
 void configure_engine();
 
+// Creates this process's one Engine (argv {"moesim"}), silences SimGrid's logs below
+// "critical" and calls configure_engine(). Call once per process (e.g. inside run_isolated).
+std::unique_ptr<simgrid::s4u::Engine> make_engine();
+
 class Platform {
  public:
   // folded: `ranks` lists the representatives (global rank ids, any order, no duplicates);
@@ -36,12 +46,18 @@ class Platform {
   const Topology& topology() const { return topology_; }
   Fidelity fidelity() const { return fidelity_; }
   simgrid::s4u::Host* host(int rank) const;  // throws std::out_of_range for a rank not built
+  bool has_host(int rank) const;             // whether `rank` was built as a host
 
   // Routes used by collectives. A "loop" route goes out of a GPU's port and back into the same
   // GPU's port (UP then DOWN of one split-duplex link): in folded mode it stands for "send X to
-  // symmetric peers and receive X from them" on that tier.
+  // symmetric peers and receive X from them" on that tier. Folded only: in full mode these
+  // throw std::logic_error.
   simgrid::s4u::Host* nvlink_mirror(int rank) const;   // host reached over [nvl UP, nvl DOWN]
   simgrid::s4u::Host* scaleout_mirror(int rank) const; // over [nic UP, spine share, nic DOWN]
+
+  // Derived per-group data (placement, ring neighbours) cached by the collectives; opaque here.
+  struct GroupCache;
+  GroupCache& group_cache() const;
 
  protected:
   Platform(Topology t, Fidelity f) : topology_(t), fidelity_(f) {}
@@ -50,6 +66,11 @@ class Platform {
   std::vector<simgrid::s4u::Host*> hosts_;          // indexed by rank (nullptr if not built)
   std::vector<simgrid::s4u::Host*> nvlink_mirror_;  // folded only
   std::vector<simgrid::s4u::Host*> scaleout_mirror_;
+
+ private:
+  void build_full();
+  void build_folded(const std::vector<int>& ranks);
+  mutable std::shared_ptr<GroupCache> group_cache_;  // shared_ptr: deletable while incomplete
 };
 
 }  // namespace moesim::platform

@@ -1,0 +1,28 @@
+// The Engine settings that make SimGrid's flow model match the closed forms
+// (../shared/notes/simgrid.md §4.1): LV08, the default, multiplies latencies by 13.01, scales
+// bandwidth by 0.97 and adds 5 % reverse traffic; TCP-gamma caps a flow at gamma / (2 latency).
+#include <xbt/log.h>
+
+#include "moesim/platform/platform.hpp"
+
+namespace moesim::platform {
+
+void configure_engine() {
+  // Configuration freezes when the first zone is created (notes §2.2): call before build().
+  simgrid::s4u::Engine::set_config("network/model:CM02");
+  simgrid::s4u::Engine::set_config("network/crosstraffic:0");
+  simgrid::s4u::Engine::set_config("network/TCP-gamma:1e12");
+}
+
+std::unique_ptr<simgrid::s4u::Engine> make_engine() {
+  // The Engine parses (and may rewrite) argc/argv; static storage keeps them valid throughout.
+  static int argc = 1;
+  static char name[] = "moesim";
+  static char* argv[] = {name, nullptr};
+  auto engine = std::make_unique<simgrid::s4u::Engine>(&argc, argv);
+  xbt_log_control_set("root.thres:critical");
+  configure_engine();
+  return engine;
+}
+
+}  // namespace moesim::platform

@@ -1,0 +1,66 @@
+#pragma once
+// Private: how a group sits on the topology (members per NVLink domain) and, for the full
+// fidelity, whom each member exchanges its aggregated bytes with. Built once per distinct group
+// and cached on the Platform, so that a collective costs O(1) bookkeeping per rank.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "moesim/platform/collective.hpp"
+
+namespace moesim::platform::detail {
+
+struct GroupLayout {
+  int size = 0;
+  int domains = 0;              // domains spanned
+  int min_per_domain = 0;
+  int max_per_domain = 0;
+  std::vector<int> ranks;       // as given (group order)
+  std::vector<int> domain_members_count;          // by domain index (domains in increasing id)
+  std::vector<std::vector<int>> domain_members;   // member indices, by domain index, rank order
+  std::vector<int> domain_index;  // per member
+  std::vector<int> local_index;   // per member: position among its domain's members
+  std::unordered_map<int, int> member_of_rank;   // global rank -> member index
+
+  // Full fidelity exchange pattern, chosen so each port carries exactly its own rank's bytes:
+  // NVLink bytes go to the next member of the same domain (a ring, in-degree 1);
+  // NIC bytes go to the member with the same local index in the next spanned domain (modulo
+  // that domain's count; in-degree 1 when every domain holds the same number of members).
+  std::vector<int> nvl_next;      // member index, or -1 if alone in its domain
+  std::vector<int> nic_peer;      // member index, or -1 if the group spans one domain
+  std::vector<int> nic_in_count;  // how many members send their NIC bytes to this one
+
+  int members_in_domain_of(int member) const {
+    return domain_members_count[static_cast<std::size_t>(domain_index[static_cast<std::size_t>(member)])];
+  }
+  int member(int rank) const;  // throws std::invalid_argument if rank is not in the group
+};
+
+// Throws std::invalid_argument for an empty group, a rank outside the topology or a duplicate.
+GroupLayout analyse_group(const Topology& t, const Group& g);
+
+}  // namespace moesim::platform::detail
+
+namespace moesim::platform {
+
+struct Platform::GroupCache {
+  struct Hash {
+    std::size_t operator()(const std::vector<int>& v) const noexcept {
+      std::size_t h = v.size();
+      for (int x : v) h ^= std::hash<int>{}(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      return h;
+    }
+  };
+  std::unordered_map<std::vector<int>, std::unique_ptr<detail::GroupLayout>, Hash> by_ranks;
+
+  const detail::GroupLayout& get(const Topology& t, const Group& g) {
+    auto it = by_ranks.find(g.ranks);
+    if (it == by_ranks.end())
+      it = by_ranks.emplace(g.ranks, std::make_unique<detail::GroupLayout>(detail::analyse_group(t, g))).first;
+    return *it->second;
+  }
+};
+
+}  // namespace moesim::platform

@@ -1,0 +1,33 @@
+#include "moesim/platform/topology.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace moesim::platform {
+
+Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, Precision precision) {
+  if (gpus <= 0) throw std::invalid_argument("make_topology: gpus must be positive, got " + std::to_string(gpus));
+  if (system.domain_gpus <= 0)
+    throw std::invalid_argument("make_topology: system '" + system.name + "' has no NVLink domain size");
+  if (gpus_per_domain == 0) gpus_per_domain = system.domain_gpus;
+  if (gpus_per_domain < 0 || gpus_per_domain > system.domain_gpus)
+    throw std::invalid_argument("make_topology: gpus_per_domain " + std::to_string(gpus_per_domain) +
+                                " outside 1.." + std::to_string(system.domain_gpus));
+  if (system.nvlink_bytes_per_s <= 0 || system.nic_bytes_per_s <= 0)
+    throw std::invalid_argument("make_topology: system '" + system.name + "' needs NVLink and NIC bandwidths");
+
+  Topology t;
+  t.gpus = gpus;
+  t.gpus_per_domain = gpus_per_domain;
+  t.gpu_flop_per_s = system.gpu.peak_flop_per_s(precision);
+  t.nvlink_bytes_per_s = system.nvlink_bytes_per_s;
+  t.nvlink_latency_s = system.nvlink_latency_s;
+  t.nic_bytes_per_s = system.nic_bytes_per_s;
+  t.nic_latency_s = system.nic_latency_s;
+  t.switch_latency_s = system.fabric.switch_latency_s;
+  // A ratio below 1 would mean a spine faster than the NICs feeding it: the NIC bounds anyway.
+  t.oversubscription = system.fabric.oversubscription >= 1.0 ? system.fabric.oversubscription : 1.0;
+  return t;
+}
+
+}  // namespace moesim::platform
