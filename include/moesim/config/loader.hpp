@@ -28,6 +28,9 @@ struct LoadOptions {
 
 // Reads a JSON file; malformed JSON is a ConfigError naming line and column.
 nlohmann::json read_json_file(const std::filesystem::path& file);
+// Same for JSON text already in memory; `label` names it in errors. A key given twice in one
+// object is an error too (nlohmann would silently keep the last one).
+nlohmann::json parse_json_text(const std::string& text, const std::string& label);
 
 Scenario load_scenario(const std::filesystem::path& file, const LoadOptions& options = {});
 // Same, from an already parsed (possibly patched, e.g. by a sweep) scenario object.

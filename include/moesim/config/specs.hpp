@@ -22,6 +22,7 @@ struct GpuSpec {
   double hbm_bytes_per_s = 0;             // peak HBM bandwidth
   int sm_count = 0;
   double tdp_w = 0;
+  std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 
   double peak_flop_per_s(Precision p) const;
 };
@@ -48,6 +49,7 @@ struct SystemSpec {
   double nic_latency_s = 0;               // NIC + cable, one way, per end
   FabricSpec fabric;
   int max_gpus = 0;                       // largest cluster the system file describes
+  std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 };
 
 // configs/models/<name>.json
@@ -84,6 +86,7 @@ struct ModelSpec {
   MoeSpec moe;
   double published_total_params = 0;      // for tests; 0 if none
   double published_active_params = 0;
+  std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 };
 
 // configs/stacks/<name>.json: the software stack, each setting a physical mechanism.
@@ -127,6 +130,15 @@ struct LayoutSpec {
   int gpus_per_domain = 0;                // GPUs used per NVLink domain; 0 = all of it
 };
 
+// A measured result the scenario reproduces (../shared/reference/published.json).
+struct Published {
+  std::string id;                         // run id in published.json
+  std::string source;                     // source key (MB-A, MLM-G, ...)
+  double tflops_per_gpu = 0;              // model TFLOP/s per GPU (Megatron convention); 0 = none
+  double tokens_per_s_per_gpu = 0;        // 0 = none
+  double tolerance = 0.05;                // relative; a simulation within it reproduces the run
+};
+
 struct Scenario {
   std::string name;
   std::string file;                       // where it was read from, for messages
@@ -136,6 +148,7 @@ struct Scenario {
   StackSpec stack;
   TrainingSpec training;
   LayoutSpec layout;
+  std::optional<Published> published;     // absent: nothing to compare with
 };
 
 }  // namespace moesim

@@ -1,0 +1,97 @@
+// Strict JSON reading: malformed text and duplicate keys are ConfigErrors that say where.
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <vector>
+
+#include "moesim/config/loader.hpp"
+#include "parsing_reader.hpp"
+
+namespace moesim::config {
+
+using nlohmann::json;
+
+namespace {
+
+struct DuplicateKey {
+  std::string path;
+};
+
+// Where the parser is, so that a duplicate key can be reported with its JSON path.
+struct Frame {
+  bool array = false;
+  std::set<std::string> keys;  // objects: keys seen so far
+  std::string key;             // objects: the key whose value is being parsed
+  std::size_t index = 0;       // arrays: elements completed so far
+};
+
+std::string path_of(const std::vector<Frame>& frames) {
+  std::string path = "$";
+  for (std::size_t i = 0; i + 1 < frames.size(); ++i)
+    path = frames[i].array ? path + "[" + std::to_string(frames[i].index) + "]" : child_path(path, frames[i].key);
+  return path;
+}
+
+// "line 3, column 5 (byte 27)" from nlohmann's 1-based count of bytes read.
+std::string location(const std::string& text, std::size_t byte) {
+  const std::size_t end = std::min(byte > 0 ? byte - 1 : 0, text.size());
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i < end; ++i)
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  return "line " + std::to_string(line) + ", column " + std::to_string(end - line_start + 1) +
+         " (byte " + std::to_string(byte) + ")";
+}
+
+// nlohmann's message without its "[json.exception...] parse error at line L, column C: " prefix.
+std::string detail(const json::parse_error& e) {
+  const std::string what = e.what();
+  const auto column = what.find("column ");
+  const auto colon = column == std::string::npos ? std::string::npos : what.find(": ", column);
+  return colon == std::string::npos ? what : what.substr(colon + 2);
+}
+
+}  // namespace
+
+json parse_json_text(const std::string& text, const std::string& label) {
+  std::vector<Frame> frames;
+  const json::parser_callback_t track = [&frames](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start: frames.push_back(Frame{}); break;
+      case json::parse_event_t::array_start: frames.push_back(Frame{true, {}, {}, 0}); break;
+      case json::parse_event_t::key: {
+        Frame& top = frames.back();
+        top.key = parsed.get<std::string>();
+        if (!top.keys.insert(top.key).second) throw DuplicateKey{child_path(path_of(frames), top.key)};
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames.pop_back();
+        if (!frames.empty() && frames.back().array) ++frames.back().index;
+        break;
+      case json::parse_event_t::value:
+        if (!frames.empty() && frames.back().array) ++frames.back().index;
+        break;
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, track, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const json::parse_error& e) {
+    throw ConfigError(label, "$", "well-formed JSON; parse error at " + location(text, e.byte) + ": " + detail(e));
+  } catch (const DuplicateKey& d) {
+    throw ConfigError(label, d.path, "each key once in an object; this key appears again (duplicate key)");
+  }
+}
+
+json read_json_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(file.string(), "$", "an existing, readable JSON file");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_json_text(text, file.string());
+}
+
+}  // namespace moesim::config

@@ -1,0 +1,100 @@
+#pragma once
+// The schema of every configuration kind is written once, as a "describe" function that
+// declares each key to a Reader: its name, type, JSON unit and factor to SI, default or
+// required, allowed range or values, and a one-line meaning. Two Readers run those functions:
+//  - ParsingReader (parsing_reader.hpp) reads a JSON document into a spec and validates it;
+//  - DocumentingReader (documenting_reader.hpp) records the declarations as Markdown.
+// Because both run the same code, the documentation cannot drift from the parser.
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace moesim::config {
+
+// One key's declaration. Built fluently: key("hbm_gbytes", "HBM capacity").unit("GB", 1e9).above(0)
+struct Key {
+  std::string name;
+  std::string meaning;
+  std::string unit;               // as written in JSON ("TFLOP/s", "us"); "" = dimensionless
+  double to_si = 1.0;             // SI value = JSON value * to_si
+  bool required = true;           // false: an absent key keeps the target's current value
+  std::optional<double> min, max; // bounds in JSON units
+  bool min_exclusive = false;
+  bool allow_empty = false;       // strings: "" accepted
+
+  // By value and moved: GCC 12 at -O3 warns falsely (-Wrestrict) on assigning a string_view.
+  Key& in(std::string json_unit, double to_si_factor = 1.0) {
+    unit = std::move(json_unit);
+    to_si = to_si_factor;
+    return *this;
+  }
+  // Optional key: its default is whatever the spec struct holds before reading (one source of
+  // truth for defaults: the struct's member initialisers, which the documentation prints).
+  Key& optional() {
+    required = false;
+    return *this;
+  }
+  Key& at_least(double v) {
+    min = v;
+    min_exclusive = false;
+    return *this;
+  }
+  Key& above(double v) {
+    min = v;
+    min_exclusive = true;
+    return *this;
+  }
+  Key& at_most(double v) {
+    max = v;
+    return *this;
+  }
+  Key& may_be_empty() {
+    allow_empty = true;
+    return *this;
+  }
+};
+
+inline Key key(std::string name, std::string meaning) {
+  Key k;
+  k.name = std::move(name);
+  k.meaning = std::move(meaning);
+  return k;
+}
+
+using Body = std::function<void(class Reader&)>;
+
+class Reader {
+ public:
+  virtual ~Reader() = default;
+
+  virtual void number(const Key& k, double& out) = 0;  // JSON number, stored as JSON * to_si
+  virtual void integer(const Key& k, int& out) = 0;    // JSON integer (no fraction, no exponent)
+  virtual void boolean(const Key& k, bool& out) = 0;
+  virtual void text(const Key& k, std::string& out) = 0;
+  // A string from a closed set.
+  virtual void choice(const Key& k, std::string& out, const std::vector<std::string>& allowed) = 0;
+  // A list of distinct strings from a closed set.
+  virtual void choices(const Key& k, std::vector<std::string>& out,
+                       const std::vector<std::string>& allowed) = 0;
+  // A nested object whose keys `body` declares. Returns whether it was present (documenting:
+  // false, after recording the body's keys).
+  virtual bool object(const Key& k, const Body& body) = 0;
+  // A reference to configs/<kind>/<name>.json: a name, or {"base": name, ...overrides}.
+  // `body` describes the referenced kind; it runs on the referenced file (validated alone),
+  // then on the file merged with the overrides. Documenting readers do not descend into it.
+  virtual void reference(const Key& k, const std::string& kind, std::string& name_out,
+                         const Body& body) = 0;
+  // The provenance map {"<key>": "<source>"} ("*": every figure of the file).
+  virtual void sources(const Key& k, std::map<std::string, std::string>& out) = 0;
+  // A constraint between keys, checked after they were read. `where` is the key (dotted for a
+  // nested one) the error points at; `rule` says what is expected in the documentation's
+  // words; `detail` adds the values at hand to the error message only.
+  virtual void rule(std::string_view where, bool ok, std::string_view rule,
+                    std::string_view detail = "") = 0;
+};
+
+}  // namespace moesim::config

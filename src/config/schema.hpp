@@ -1,0 +1,25 @@
+#pragma once
+// The schema of each configuration kind, written once (see reader.hpp): the same functions
+// parse files (ParsingReader) and document them (DocumentingReader, schema_markdown()).
+#include "moesim/config/specs.hpp"
+#include "reader.hpp"
+
+namespace moesim::config {
+
+void describe_gpu(Reader& r, GpuSpec& gpu);              // configs/hardware/<name>.json
+void describe_system(Reader& r, SystemSpec& system);     // configs/systems/<name>.json
+void describe_model(Reader& r, ModelSpec& model);        // configs/models/<name>.json
+void describe_stack(Reader& r, StackSpec& stack);        // configs/stacks/<name>.json
+void describe_scenario(Reader& r, Scenario& scenario);   // scenarios/<name>.json
+
+// The "sources" key every config file carries.
+inline Key sources_key() {
+  return key("sources",
+             "provenance of every figure: {\"<key>\": \"<source>\"}, a dotted key for a nested one, "
+             "a parent object's key for all its figures, \"*\" for the whole file; a source cites a "
+             "document (../shared/reference/hardware.md with its source key, a vendor page, a "
+             "public config) or says \"assumption: <why>\"")
+      .optional();
+}
+
+}  // namespace moesim::config

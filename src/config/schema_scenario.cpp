@@ -1,0 +1,88 @@
+#include <fmt/format.h>
+
+#include "schema.hpp"
+
+namespace moesim::config {
+
+namespace {
+
+void describe_training(Reader& r, TrainingSpec& t) {
+  r.integer(key("seq_len", "tokens per sequence").optional().at_least(1), t.seq_len);
+  r.integer(key("global_batch", "sequences per optimizer step").at_least(1), t.global_batch);
+  r.integer(key("micro_batch", "sequences per micro-batch").optional().at_least(1), t.micro_batch);
+  std::string precision(to_string(t.precision));
+  r.choice(key("precision", "numeric format of the GEMMs (mxfp8: block-scaled FP8 on the FP8 tensor cores)").optional(),
+           precision, {"bf16", "fp8", "mxfp8", "fp4"});
+  parse_precision(precision, t.precision);
+  r.integer(key("mtp_layers", "multi-token-prediction layers trained (DeepSeek-V3: 0 or 1)").optional().at_least(0),
+            t.mtp_layers);
+}
+
+// Types and ranges only: whether the degrees divide each other and the GPU count is the plan
+// stage's question, where the whole layout is known.
+void describe_layout(Reader& r, LayoutSpec& l) {
+  r.integer(key("tp", "tensor-parallel degree").optional().at_least(1), l.tp);
+  r.integer(key("pp", "pipeline-parallel degree").optional().at_least(1), l.pp);
+  r.integer(key("vpp", "virtual pipeline stages (model chunks) per pipeline rank").optional().at_least(1), l.vpp);
+  r.integer(key("ep", "expert-parallel degree").optional().at_least(1), l.ep);
+  r.integer(key("etp", "tensor-parallel degree inside an expert").optional().at_least(1), l.etp);
+  r.integer(key("cp", "context-parallel degree").optional().at_least(1), l.cp);
+  r.integer(key("dp", "data-parallel degree; 0 = derived as gpus / (tp * cp * pp)").optional().at_least(0), l.dp);
+  r.boolean(key("sequence_parallel", "sequence parallelism with tp > 1").optional(), l.sequence_parallel);
+  r.text(key("pipeline_layout", "Megatron's pipeline_model_parallel_layout, e.g. \"Et|(tt|)*30L\"; \"\" = even split")
+             .optional()
+             .may_be_empty(),
+         l.pipeline_layout);
+  r.choice(key("schedule", "pipeline schedule (interleaved when vpp > 1)").optional(), l.schedule, {"1f1b"});
+  r.integer(key("gpus_per_domain", "GPUs used per NVLink domain; 0 = the whole domain").optional().at_least(0),
+            l.gpus_per_domain);
+}
+
+void describe_published(Reader& r, Published& p) {
+  r.text(key("id", "the run's id in ../shared/reference/published.json"), p.id);
+  r.text(key("source", "source key of the measurement (MB-A, MLM-G, ...; ../shared/reference/README.md)"), p.source);
+  r.number(key("tflops_per_gpu", "published model TFLOP/s per GPU (Megatron convention); 0 = none")
+               .in("TFLOP/s")
+               .optional()
+               .at_least(0),
+           p.tflops_per_gpu);
+  r.number(key("tokens_per_s_per_gpu", "published tokens per second per GPU; 0 = none").in("tokens/s").optional().at_least(0),
+           p.tokens_per_s_per_gpu);
+  r.number(key("tolerance", "relative deviation within which a simulation reproduces the run").optional().above(0).at_most(1),
+           p.tolerance);
+  r.rule("tflops_per_gpu", p.tflops_per_gpu > 0 || p.tokens_per_s_per_gpu > 0,
+         "tflops_per_gpu or tokens_per_s_per_gpu > 0 (something to compare with)");
+}
+
+}  // namespace
+
+void describe_scenario(Reader& r, Scenario& s) {
+  r.text(key("name", "what the scenario runs, in words"), s.name);
+  std::string system, model, stack;  // file names: the specs carry what they describe
+  r.reference(key("system", "the cluster: a name in configs/systems/, or {\"base\": <name>, ...overrides}"), "systems",
+              system, [&](Reader& x) { describe_system(x, s.system); });
+  r.integer(key("gpus", "GPUs in the run").at_least(1), s.gpus);
+  r.reference(key("model", "the model: a name in configs/models/, or {\"base\": <name>, ...overrides}"), "models", model,
+              [&](Reader& x) { describe_model(x, s.model); });
+  r.reference(key("stack", "the software stack: a name in configs/stacks/, or {\"base\": <name>, ...overrides}"),
+              "stacks", stack, [&](Reader& x) { describe_stack(x, s.stack); });
+  r.object(key("training", "batch, sequence and precision"), [&](Reader& x) { describe_training(x, s.training); });
+  r.object(key("layout", "the parallel layout"), [&](Reader& x) { describe_layout(x, s.layout); });
+  Published published;
+  if (r.object(key("published", "a measured result this scenario reproduces; absent = none").optional(),
+               [&](Reader& x) { describe_published(x, published); }))
+    s.published = published;
+
+  r.rule("gpus", s.gpus <= s.system.max_gpus, "at most the system's max_gpus",
+         fmt::format("{} > {}", s.gpus, s.system.max_gpus));
+  r.rule("training.precision", s.system.gpu.peak_flop_per_s(s.training.precision) > 0,
+         "a precision the system's GPU has tensor cores for (its peak > 0)",
+         fmt::format("{} has no {} peak", s.system.gpu.name, to_string(s.training.precision)));
+  r.rule("layout.gpus_per_domain", s.layout.gpus_per_domain <= s.system.domain_gpus,
+         "at most the system's nvlink_domain_gpus",
+         fmt::format("{} > {}", s.layout.gpus_per_domain, s.system.domain_gpus));
+  r.rule("stack.dispatcher_sms", s.stack.dispatcher_sms < s.system.gpu.sm_count,
+         "fewer than the GPU's sm_count", fmt::format("{} >= {}", s.stack.dispatcher_sms, s.system.gpu.sm_count));
+}
+
+}  // namespace moesim::config
