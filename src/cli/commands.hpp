@@ -10,6 +10,7 @@ namespace moesim::cli {
 void add_plan_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_schema_command(CLI::App& app);
+void add_ops_command(CLI::App& app);
 
 // An output file that could not be written (exit code 4).
 struct OutputError : std::runtime_error {

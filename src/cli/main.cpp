@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   moesim::cli::add_plan_command(app);
   moesim::cli::add_run_command(app);
   moesim::cli::add_schema_command(app);
+  moesim::cli::add_ops_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

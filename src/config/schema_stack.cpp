@@ -21,6 +21,9 @@ void describe_stack(Reader& r, StackSpec& s) {
   r.choices(key("recompute", "modules recomputed in the backward pass").optional(), s.recompute,
             {"mla_up_proj", "core_attn", "moe_act", "mlp", "layernorm", "moe", "shared_experts", "full"});
   r.boolean(key("fused_permute", "permutation fused with the scale allocation").optional(), s.fused_permute);
+  r.boolean(key("cross_entropy_fusion", "cross-entropy fused into one kernel over BF16 logits "
+                                        "(cross_entropy_loss_fusion)").optional(),
+            s.cross_entropy_fusion);
   r.boolean(key("router_fusion", "router top-k and softmax/sigmoid fused").optional(), s.router_fusion);
   r.boolean(key("fused_quantization", "quantisation fused into norm and activation kernels").optional(),
             s.fused_quantization);

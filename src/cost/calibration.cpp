@@ -38,16 +38,15 @@ KernelCalibration load_calibration(const std::filesystem::path& file) {
   const std::string f = file.string();
   KernelCalibration c;
   auto curve = [&](const std::string& prefix) {
-    return EfficiencyCurve{number_at(j, f, prefix + ".max_efficiency", 0.01, 1.0),
-                           number_at(j, f, prefix + ".ramp_time_us", 0.0, 1e6) * 1e-6};
+    return GemmCurve{number_at(j, f, prefix + ".max_efficiency", 0.01, 1.0),
+                     number_at(j, f, prefix + ".fixed_overhead_us", 0.0, 1e6) * 1e-6};
   };
   c.gemm_bf16 = curve("gemm.bf16");
   c.gemm_fp8 = curve("gemm.fp8");
   c.grouped_gemm = curve("grouped_gemm");
   c.attention_forward_efficiency = number_at(j, f, "attention.forward_efficiency", 0.01, 1.0);
   c.attention_backward_efficiency = number_at(j, f, "attention.backward_efficiency", 0.01, 1.0);
-  c.norm_bw_efficiency = number_at(j, f, "memory.norm_efficiency", 0.01, 1.0);
-  c.activation_bw_efficiency = number_at(j, f, "memory.activation_efficiency", 0.01, 1.0);
+  c.elementwise_bw_efficiency = number_at(j, f, "memory.elementwise_efficiency", 0.01, 1.0);
   c.copy_bw_efficiency = number_at(j, f, "memory.copy_efficiency", 0.01, 1.0);
   c.launch_eager_s = number_at(j, f, "launch.eager_us", 0.0, 1e4) * 1e-6;
   c.launch_graph_s = number_at(j, f, "launch.graph_replay_us", 0.0, 1e4) * 1e-6;

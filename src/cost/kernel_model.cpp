@@ -1,26 +1,13 @@
 #include "moesim/cost/kernel_model.hpp"
 
-#include <cmath>
-
 namespace moesim::cost {
 
-double EfficiencyCurve::at(double ideal_seconds) const {
-  return max_efficiency * (1.0 - std::exp(-ideal_seconds / ramp_time_s));
+double GemmCurve::seconds(double flop, double peak_flop_per_s) const {
+  if (flop <= 0) return 0;
+  return flop / (peak_flop_per_s * max_efficiency) + fixed_overhead_s;
 }
 
 namespace {
-
-double gemm_seconds(double flop, double peak, const EfficiencyCurve& curve) {
-  if (flop <= 0) return 0;
-  const double ideal = flop / peak;
-  return ideal / curve.at(ideal);
-}
-
-double memory_efficiency(const model::Op& op, const KernelCalibration& cal) {
-  if (op.name.find("norm") != std::string::npos) return cal.norm_bw_efficiency;
-  if (op.name.find("swiglu") != std::string::npos) return cal.activation_bw_efficiency;
-  return cal.copy_bw_efficiency;
-}
 
 }  // namespace
 
@@ -35,14 +22,14 @@ OpCost op_cost(const model::Op& op, model::Pass pass, Precision precision, const
   switch (op.kind) {
     case model::OpKind::gemm:
     case model::OpKind::grouped_gemm: {
-      const EfficiencyCurve& curve = op.kind == model::OpKind::grouped_gemm
+      const GemmCurve& curve = op.kind == model::OpKind::grouped_gemm
                                          ? cal.grouped_gemm
                                          : (low ? cal.gemm_fp8 : cal.gemm_bf16);
-      // Grouped GEMMs are one kernel over all groups: the ramp applies to the whole launch.
+      // A grouped GEMM is one kernel over all groups: its fixed cost is paid once.
       const double one = op.forward_flop();
       // Backward = data gradient + weight gradient, each the forward's FLOPs.
       c.flop = backward ? 2 * one : one;
-      c.gpu_seconds = backward ? 2 * gemm_seconds(one, peak, curve) : gemm_seconds(one, peak, curve);
+      c.gpu_seconds = backward ? 2 * curve.seconds(one, peak) : curve.seconds(one, peak);
       break;
     }
     case model::OpKind::attention: {
@@ -57,7 +44,7 @@ OpCost op_cost(const model::Op& op, model::Pass pass, Precision precision, const
       // Backward of an element-wise kernel reads the saved input and the incoming gradient and
       // writes the outgoing gradient: about twice the forward's traffic.
       const double bytes = backward ? 2 * op.bytes : op.bytes;
-      c.gpu_seconds = bytes / (gpu.hbm_bytes_per_s * memory_efficiency(op, cal));
+      c.gpu_seconds = bytes / (gpu.hbm_bytes_per_s * cal.elementwise_bw_efficiency);
       break;
     }
   }

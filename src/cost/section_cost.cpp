@@ -1,8 +1,13 @@
 #include "moesim/cost/section_cost.hpp"
 
+#include <algorithm>
+
 namespace moesim::cost {
 
 ComputeCost& ComputeCost::operator+=(const ComputeCost& o) {
+  // Max-plus composition: the GPU either is still busy with this segment when the next one's
+  // kernels arrive, or waits for the CPU to issue them.
+  pipelined_seconds = std::max(pipelined_seconds + o.gpu_seconds, host_seconds + o.pipelined_seconds);
   gpu_seconds += o.gpu_seconds;
   host_seconds += o.host_seconds;
   flop += o.flop;
@@ -44,14 +49,22 @@ ComputeCost section_cost(const model::Section& section, model::Pass pass, const 
   const double gpu_gap = s.stack.programmatic_dependent_launch ? 0.0 : cal.launch_graph_s;
   auto add = [&](const model::Op& op, model::Pass p, double fraction, bool recompute) {
     OpCost oc = op_cost(op, p, s.training.precision, s.system.gpu, cal);
-    const int kernels = static_cast<int>(oc.kernels * fraction + 0.5);
+    const int kernels = std::max(1, static_cast<int>(oc.kernels * fraction + 0.5));
     const double seconds = oc.gpu_seconds * fraction + kernels * gpu_gap;
-    c.gpu_seconds += seconds;
-    c.host_seconds += kernels * host_per_kernel;
-    c.flop += oc.flop * fraction;
-    c.model_flop += recompute ? 0 : oc.model_flop * fraction;
-    c.kernels += kernels;
-    if (recompute) c.recompute_seconds += seconds;
+    // The op's kernels, each issued by the CPU then run by the GPU, appended to the segment.
+    ComputeCost op_kernels;
+    for (int i = 0; i < kernels; ++i) {
+      ComputeCost one;
+      one.gpu_seconds = seconds / kernels;
+      one.host_seconds = host_per_kernel;
+      one.pipelined_seconds = host_per_kernel + one.gpu_seconds;
+      op_kernels += one;
+    }
+    op_kernels.flop = oc.flop * fraction;
+    op_kernels.model_flop = recompute ? 0 : oc.model_flop * fraction;
+    op_kernels.kernels = kernels;
+    op_kernels.recompute_seconds = recompute ? seconds : 0;
+    c += op_kernels;
   };
   for (const model::Op& op : section.ops) {
     if (pass == model::Pass::forward) {

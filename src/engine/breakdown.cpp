@@ -52,8 +52,8 @@ Breakdown attribute_time(const workload::RankProgram& program, const std::vector
       if (task.activity == Activity::optimizer) {
         b.optimizer_s += d;
       } else {
-        // The launch-bound part: how much longer the CPU needed than the GPU work.
-        const double host_excess = std::max(0.0, task.host_seconds - task.gpu_seconds);
+        // The launch-bound part: how much longer the segment took than its kernels.
+        const double host_excess = std::max(0.0, task.seconds - task.gpu_seconds);
         const double charged_host = std::min(host_excess, d);
         b.host_overhead_s += charged_host;
         b.compute_s += d - charged_host;

@@ -137,8 +137,7 @@ class Simulation {
     sg4::Host* host = platform_->host(g.rank);
     switch (t.kind) {
       case TaskKind::compute: {
-        const double seconds = t.duration_floor_seconds();
-        if (seconds > 0) sg4::this_actor::execute(seconds * host->get_speed());
+        if (t.seconds > 0) sg4::this_actor::execute(t.seconds * host->get_speed());
         return;
       }
       case TaskKind::collective: {

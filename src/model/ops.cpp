@@ -177,6 +177,7 @@ Shard shard_for(const Scenario& sc) {
   // BF16 hidden states that Megatron's all-to-all dispatcher permutes.
   s.fp8_dispatch = sc.stack.dispatcher != "alltoall" && sc.training.precision != Precision::bf16;
   s.fused_permute = sc.stack.fused_permute;
+  s.cross_entropy_fusion = sc.stack.cross_entropy_fusion;
   s.router_fusion = sc.stack.router_fusion;
   s.fused_quantization = sc.stack.fused_quantization;
   s.fp8_attention = sc.stack.fp8_attention && sc.training.precision != Precision::bf16;
@@ -220,11 +221,16 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
                                          : memory("router_topk", 6 * score_bytes, "router", 6));
   const double copies = dispatch_copies_per_token(m, s.ep, s.dispatcher);
   const double permuted = routed_tokens * e.top_k * h;  // token-expert rows after permutation
-  p.router.ops.push_back(s.fused_permute ? memory("permute_fused", permuted * 2 * kBf16Bytes, "moe", 1)
-                                         : memory("permute", permuted * 3 * kBf16Bytes, "moe", 4));
   const double dispatch_elem_bytes =
       s.fp8_dispatch ? 1.0 + kMxScaleBytesPerElement : kBf16Bytes;
+  // FP8 dispatch quantises each token once, before it is copied to its experts.
   if (s.fp8_dispatch) add_quantize(p.router.ops, s, "quantize_dispatch", routed_tokens * h, "moe");
+  // Permutation reads each token once and writes one row per (token, expert); unfused it also
+  // builds the row map and allocates scales in separate passes over the copies.
+  const double token_bytes = routed_tokens * h * dispatch_elem_bytes;
+  const double row_bytes = permuted * dispatch_elem_bytes;
+  p.router.ops.push_back(s.fused_permute ? memory("permute_fused", token_bytes + row_bytes, "moe", 1)
+                                         : memory("permute", token_bytes + 2 * row_bytes, "moe", 4));
   p.comm.ep_dispatch_bytes_per_peer = routed_tokens * copies * h * dispatch_elem_bytes / s.ep;
   p.comm.ep_combine_bytes_per_peer = routed_tokens * copies * h * kBf16Bytes / s.ep;
 
@@ -234,7 +240,8 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
   const double rows_per_expert = routed_tokens * e.top_k * s.ep / e.experts;
   const double ffn = static_cast<double>(e.expert_ffn) / s.etp;
   const double rows = rows_per_expert * local_experts;
-  add_quantize(p.experts.ops, s, "quantize_expert_in", rows * h, "moe");
+  // Tokens dispatched in FP8 arrive quantised; BF16 ones are cast before the expert GEMM.
+  if (!s.fp8_dispatch) add_quantize(p.experts.ops, s, "quantize_expert_in", rows * h, "moe");
   Op gate_up = gemm("expert_gate_up", rows_per_expert, h, 2 * ffn, "moe");
   gate_up.kind = OpKind::grouped_gemm;
   gate_up.groups = local_experts;
@@ -247,9 +254,13 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
   p.experts.ops.push_back(down);
 
   p.unpermute.name = "unpermute";
+  // Unpermutation reads the (token, expert) rows and writes the probability-weighted sum per
+  // token; unfused, the weighting is a separate pass over the rows.
+  const double combined_rows = permuted * kBf16Bytes;
+  const double combined_tokens = routed_tokens * h * kBf16Bytes;
   p.unpermute.ops.push_back(s.fused_permute
-                                ? memory("unpermute_fused", permuted * 2 * kBf16Bytes, "moe", 1)
-                                : memory("unpermute", permuted * 3 * kBf16Bytes, "moe", 3));
+                                ? memory("unpermute_fused", combined_rows + combined_tokens, "moe", 1)
+                                : memory("unpermute", 3 * combined_rows + combined_tokens, "moe", 3));
   p.unpermute.ops.push_back(residual("moe_residual", routed_tokens * h));
 
   if (e.shared_ffn > 0) {
@@ -273,9 +284,13 @@ Section output_section(const ModelSpec& m, const Shard& s) {
   sec.ops.push_back(rmsnorm("final_norm", T / s.tp * m.hidden, "layernorm"));
   // Megatron's output layer is a plain ColumnParallelLinear: it runs in BF16 even in FP8 recipes.
   sec.ops.push_back(gemm("logits", T, m.hidden, static_cast<double>(m.vocab) / s.tp, "output", false));
-  // Vocab-parallel cross-entropy: FP32 logits read twice (max/sum and gradient), written once.
-  Op ce = memory("cross_entropy", T * m.vocab / s.tp * 3 * kFp32Bytes, "loss", 3);
-  sec.ops.push_back(ce);
+  // Vocab-parallel cross-entropy over BF16 logits: unfused, PyTorch casts them to FP32 and
+  // makes max, exp-sum and gather passes; fused (Megatron's cross_entropy_loss_fusion) reads
+  // the BF16 logits twice in one kernel.
+  const double logits = T * m.vocab / s.tp;
+  sec.ops.push_back(s.cross_entropy_fusion
+                        ? memory("cross_entropy_fused", logits * 2 * kBf16Bytes, "loss", 1)
+                        : memory("cross_entropy", logits * (kBf16Bytes + 4 * kFp32Bytes), "loss", 5));
   return sec;
 }
 

@@ -120,8 +120,8 @@ class StepEmitter {
         t.kind = TaskKind::compute;
         t.stream = Stream::compute;
         t.activity = Activity::compute;
+        t.seconds = item.cost.pipelined_seconds;
         t.gpu_seconds = item.cost.gpu_seconds;
-        t.host_seconds = item.cost.host_seconds;
         t.flop = item.cost.flop;
         t.model_flop = item.cost.model_flop;
         t.kernels = item.cost.kernels;
@@ -158,8 +158,8 @@ class StepEmitter {
       while (!c.done() && c.items[c.next].beside_previous_comm) {
         const PassItem& beside = c.items[c.next++];
         Task w = base(c, beside);
+        w.seconds = beside.cost.pipelined_seconds;
         w.gpu_seconds = beside.cost.gpu_seconds;
-        w.host_seconds = beside.cost.host_seconds;
         w.flop = beside.cost.flop;
         w.model_flop = beside.cost.model_flop;
         w.kernels = beside.cost.kernels;
@@ -271,7 +271,7 @@ class StepEmitter {
     const double launch = s_.stack.cuda_graphs == "full_iteration" ? cal_.launch_graph_s
                           : s_.stack.host_overhead_per_kernel_s > 0 ? s_.stack.host_overhead_per_kernel_s
                                                                     : cal_.launch_eager_s;
-    opt.host_seconds = opt.kernels * launch;
+    opt.seconds = std::max(opt.gpu_seconds, opt.kernels * launch);
     opt.deps = syncs;
     if (end_of_backward >= 0) opt.deps.push_back(end_of_backward);
     em_.add(std::move(opt));

@@ -100,6 +100,7 @@ struct StackSpec {
   std::string cuda_graphs = "none";       // none, partial, partial_shared_expert, full_iteration
   std::vector<std::string> recompute;     // modules recomputed in backward (mla_up_proj, moe_act, mlp, ...)
   bool fused_permute = false;             // permute + scale allocation fused
+  bool cross_entropy_fusion = false;      // vocab-parallel cross-entropy in one kernel over BF16 logits
   bool router_fusion = false;
   bool fused_quantization = false;        // quantisation fused into norm/activation kernels
   bool fp8_attention = false;             // core attention in FP8

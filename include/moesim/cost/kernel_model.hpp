@@ -10,20 +10,19 @@
 
 namespace moesim::cost {
 
-// efficiency(t_ideal) = max_efficiency * (1 - exp(-t_ideal / ramp_time)), t_ideal = FLOP / peak:
-// small kernels never fill the GPU (launch latency, prologue, wave quantisation).
-struct EfficiencyCurve {
+// seconds = FLOP / (peak * max_efficiency) + fixed_overhead: a sustained throughput and a fixed
+// cost per kernel (launch latency, prologue, the last partial wave) that small kernels feel most.
+struct GemmCurve {
   double max_efficiency = 0.7;
-  double ramp_time_s = 16e-6;
-  double at(double ideal_seconds) const;
+  double fixed_overhead_s = 14e-6;
+  double seconds(double flop, double peak_flop_per_s) const;
 };
 
 struct KernelCalibration {
-  EfficiencyCurve gemm_bf16, gemm_fp8, grouped_gemm;
+  GemmCurve gemm_bf16, gemm_fp8, grouped_gemm;
   double attention_forward_efficiency = 0.6;
   double attention_backward_efficiency = 0.4;
-  double norm_bw_efficiency = 0.5;
-  double activation_bw_efficiency = 0.23;
+  double elementwise_bw_efficiency = 0.5;  // fused element-wise kernels, fraction of HBM peak
   double copy_bw_efficiency = 0.88;
   double launch_eager_s = 9.35e-6;
   double launch_graph_s = 0.96e-6;

@@ -7,16 +7,20 @@
 
 namespace moesim::cost {
 
+// The CPU issues kernels one after another (host time each) and the GPU runs each once it is
+// issued and the previous one is done. A segment starts "cold" (the CPU cannot run ahead across
+// the synchronisation at a communication point), so its duration is the pipelined completion
+// time, between max(gpu, host) and gpu + host.
 struct ComputeCost {
-  double gpu_seconds = 0;     // kernels back to back, launch gaps included
-  double host_seconds = 0;    // CPU time to launch them
+  double gpu_seconds = 0;        // kernels back to back, launch gaps included
+  double host_seconds = 0;       // CPU time to issue them
+  double pipelined_seconds = 0;  // completion from a cold start: the segment's duration
   double flop = 0;
   double model_flop = 0;
   int kernels = 0;
   double recompute_seconds = 0;  // part of gpu_seconds spent re-running forward ops
 
-  // The segment cannot finish before the host has launched its last kernel.
-  double seconds() const { return gpu_seconds > host_seconds ? gpu_seconds : host_seconds; }
+  // Kernels of this segment followed by those of `o`, the CPU issuing without a pause.
   ComputeCost& operator+=(const ComputeCost& o);
 };
 

@@ -78,6 +78,7 @@ struct Shard {
                                         // deepep / hybridep one per (token, destination rank)
   bool fp8_dispatch = false;            // dispatch payload in FP8 (+ scales)
   bool fused_permute = false;
+  bool cross_entropy_fusion = false;
   bool router_fusion = false;
   bool fused_quantization = false;
   bool fp8_attention = false;

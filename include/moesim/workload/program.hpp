@@ -43,8 +43,8 @@ struct Task {
   std::string label;                // e.g. "layer 12 attention"
 
   // compute
-  double gpu_seconds = 0;           // duration on an otherwise idle GPU
-  double host_seconds = 0;          // launch time on the CPU (duration = max of the two)
+  double seconds = 0;               // duration on an otherwise idle GPU, host launches included
+  double gpu_seconds = 0;           // of which the kernels themselves
   double flop = 0;
   double model_flop = 0;
   std::int32_t kernels = 0;
@@ -64,7 +64,6 @@ struct Task {
   std::vector<std::int32_t> deps;
   MessageKey wait_message;
 
-  double duration_floor_seconds() const { return gpu_seconds > host_seconds ? gpu_seconds : host_seconds; }
 };
 
 struct RankProgram {
