@@ -50,6 +50,10 @@ void describe_published(Reader& r, Published& p) {
            p.tokens_per_s_per_gpu);
   r.number(key("tolerance", "relative deviation within which a simulation reproduces the run").optional().above(0).at_most(1),
            p.tolerance);
+  r.text(key("known_gap", "why this run is only reproduced within a wider tolerance than 5 %; \"\" = none")
+             .optional()
+             .may_be_empty(),
+         p.known_gap);
   r.rule("tflops_per_gpu", p.tflops_per_gpu > 0 || p.tokens_per_s_per_gpu > 0,
          "tflops_per_gpu or tokens_per_s_per_gpu > 0 (something to compare with)");
 }

@@ -44,6 +44,7 @@ KernelCalibration load_calibration(const std::filesystem::path& file) {
   c.gemm_bf16 = curve("gemm.bf16");
   c.gemm_fp8 = curve("gemm.fp8");
   c.grouped_gemm = curve("grouped_gemm");
+  c.grouped_gemm_fp8 = curve("grouped_gemm_fp8");
   c.attention_forward_efficiency = number_at(j, f, "attention.forward_efficiency", 0.01, 1.0);
   c.attention_backward_efficiency = number_at(j, f, "attention.backward_efficiency", 0.01, 1.0);
   c.elementwise_bw_efficiency = number_at(j, f, "memory.elementwise_efficiency", 0.01, 1.0);

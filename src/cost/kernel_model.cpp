@@ -22,9 +22,9 @@ OpCost op_cost(const model::Op& op, model::Pass pass, Precision precision, const
   switch (op.kind) {
     case model::OpKind::gemm:
     case model::OpKind::grouped_gemm: {
-      const GemmCurve& curve = op.kind == model::OpKind::grouped_gemm
-                                         ? cal.grouped_gemm
-                                         : (low ? cal.gemm_fp8 : cal.gemm_bf16);
+      const bool grouped = op.kind == model::OpKind::grouped_gemm;
+      const GemmCurve& curve = grouped ? (low ? cal.grouped_gemm_fp8 : cal.grouped_gemm)
+                                       : (low ? cal.gemm_fp8 : cal.gemm_bf16);
       // A grouped GEMM is one kernel over all groups: its fixed cost is paid once.
       const double one = op.forward_flop();
       // Backward = data gradient + weight gradient, each the forward's FLOPs.
@@ -44,7 +44,7 @@ OpCost op_cost(const model::Op& op, model::Pass pass, Precision precision, const
       // Backward of an element-wise kernel reads the saved input and the incoming gradient and
       // writes the outgoing gradient: about twice the forward's traffic.
       const double bytes = backward ? 2 * op.bytes : op.bytes;
-      c.gpu_seconds = bytes / (gpu.hbm_bytes_per_s * cal.elementwise_bw_efficiency);
+      c.gpu_seconds = bytes / (gpu.hbm_bytes_per_s * cal.elementwise_bw_efficiency * op.bandwidth_scale);
       break;
     }
   }

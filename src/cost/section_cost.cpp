@@ -44,11 +44,16 @@ ComputeCost section_cost(const model::Section& section, model::Pass pass, const 
       graphed ? cal.launch_graph_s
               : (s.stack.host_overhead_per_kernel_s > 0 ? s.stack.host_overhead_per_kernel_s
                                                         : cal.launch_eager_s);
-  // GPU-side gap between dependent kernels (the graph-replay launch latency); programmatic
-  // dependent launch starts a kernel's prologue under its predecessor's tail and hides it.
-  const double gpu_gap = s.stack.programmatic_dependent_launch ? 0.0 : cal.launch_graph_s;
+  // GPU idle between two dependent kernels even when the CPU is ahead: the launch latency, about
+  // one graph-replay step for captured kernels and the stack's eager launch latency otherwise.
+  const double eager_gap = s.stack.eager_launch_gap_s >= 0 ? s.stack.eager_launch_gap_s : cal.launch_eager_s;
+  const double launch_gap = graphed ? cal.launch_graph_s : eager_gap;
   auto add = [&](const model::Op& op, model::Pass p, double fraction, bool recompute) {
     OpCost oc = op_cost(op, p, s.training.precision, s.system.gpu, cal);
+    // Programmatic dependent launch (MLM-G step 8, for the quantisation kernels) starts a
+    // kernel's prologue under its predecessor's tail and hides its launch latency.
+    const bool pdl = s.stack.programmatic_dependent_launch && op.name.rfind("quantize", 0) == 0;
+    const double gpu_gap = pdl ? 0.0 : launch_gap;
     const int kernels = std::max(1, static_cast<int>(oc.kernels * fraction + 0.5));
     const double seconds = oc.gpu_seconds * fraction + kernels * gpu_gap;
     // The op's kernels, each issued by the CPU then run by the GPU, appended to the segment.

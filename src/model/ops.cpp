@@ -36,12 +36,20 @@ Op memory(std::string name, double bytes, std::string module, int kernels = 1) {
 
 bool low_precision_run(const Shard& s) { return s.precision != Precision::bf16; }
 
+enum class QuantAfter { norm, other };
+
 // Casting a BF16 activation of `elements` to FP8 before a GEMM: read 2 bytes, write 1 (+ scale).
-// Fused into the preceding norm/activation kernel when the stack fuses quantisation.
+// Kernels (MLM-G §2.1.2-2.1.5): the cast itself; unfused, two torch.zeros allocations of the
+// row- and column-wise scale buffers (removed with the permute/allocation fusion) and a scale
+// swizzle (fused later); after a norm the whole cast disappears into the norm with cuDNN's
+// fused norm+quantise.
 void add_quantize(std::vector<Op>& ops, const Shard& s, std::string name, double elements,
-                  const std::string& module) {
-  if (!low_precision_run(s) || s.fused_quantization) return;
-  ops.push_back(memory(std::move(name), elements * (kBf16Bytes + 1.0 + kMxScaleBytesPerElement), module));
+                  const std::string& module, QuantAfter after = QuantAfter::other) {
+  if (!low_precision_run(s)) return;
+  if (after == QuantAfter::norm && s.fused_quantization) return;
+  const int kernels = 1 + (s.fused_permute ? 0 : 2) + (s.fused_swizzle ? 0 : 1);
+  ops.push_back(memory(std::move(name), elements * (kBf16Bytes + 1.0 + kMxScaleBytesPerElement), module,
+                       kernels));
 }
 
 // RMSNorm over `elements`: read and write BF16 (the weight is negligible).
@@ -67,18 +75,18 @@ void mla_attention(const ModelSpec& m, const Shard& s, Section& sec) {
   const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
   auto& ops = sec.ops;
   ops.push_back(rmsnorm("input_norm", T / s.tp * h, "layernorm"));
-  add_quantize(ops, s, "quantize_input", T * h, "layernorm");
+  add_quantize(ops, s, "quantize_input", T * h, "layernorm", QuantAfter::norm);
   if (a.q_lora_rank > 0) {
     ops.push_back(gemm("mla_q_down", T, h, a.q_lora_rank, "mla_down_proj"));
     ops.push_back(rmsnorm("mla_q_norm", T * a.q_lora_rank, "mla_up_proj"));
-    add_quantize(ops, s, "quantize_q_latent", T * a.q_lora_rank, "mla_up_proj");
+    add_quantize(ops, s, "quantize_q_latent", T * a.q_lora_rank, "mla_up_proj", QuantAfter::norm);
     ops.push_back(gemm("mla_q_up", T, a.q_lora_rank, heads * qk, "mla_up_proj"));
   } else {
     ops.push_back(gemm("mla_q", T, h, heads * qk, "mla_up_proj"));
   }
   ops.push_back(gemm("mla_kv_down", T, h, a.kv_lora_rank + a.qk_rope_head_dim, "mla_down_proj"));
   ops.push_back(rmsnorm("mla_kv_norm", T * a.kv_lora_rank, "mla_up_proj"));
-  add_quantize(ops, s, "quantize_kv_latent", T * a.kv_lora_rank, "mla_up_proj");
+  add_quantize(ops, s, "quantize_kv_latent", T * a.kv_lora_rank, "mla_up_proj", QuantAfter::norm);
   ops.push_back(gemm("mla_kv_up", T, a.kv_lora_rank, heads * (a.qk_nope_head_dim + a.v_head_dim),
                      "mla_up_proj"));
   // RoPE on q and k and the concatenation of the nope/rope parts: read and write q and k.
@@ -107,7 +115,7 @@ void gqa_attention(const ModelSpec& m, const Shard& s, Section& sec) {
   const double kv_heads = std::max(1.0, static_cast<double>(a.kv_heads) / s.tp);
   auto& ops = sec.ops;
   ops.push_back(rmsnorm("input_norm", T / s.tp * h, "layernorm"));
-  add_quantize(ops, s, "quantize_input", T * h, "layernorm");
+  add_quantize(ops, s, "quantize_input", T * h, "layernorm", QuantAfter::norm);
   ops.push_back(gemm("qkv_proj", T, h, (heads + 2 * kv_heads) * a.head_dim, "qkv_proj"));
   ops.push_back(memory("rope", T * (heads + kv_heads) * a.head_dim * 2 * kBf16Bytes, "qkv_proj"));
   Op core;
@@ -128,7 +136,7 @@ void gqa_attention(const ModelSpec& m, const Shard& s, Section& sec) {
 
 void swiglu_ffn(const std::string& prefix, double tokens, double hidden, double ffn, const Shard& s,
                 const std::string& module, std::vector<Op>& ops) {
-  add_quantize(ops, s, "quantize_" + prefix + "_in", tokens * hidden, module);
+  add_quantize(ops, s, "quantize_" + prefix + "_in", tokens * hidden, module, QuantAfter::norm);
   ops.push_back(gemm(prefix + "_gate_up", tokens, hidden, 2 * ffn, module));
   ops.push_back(swiglu(prefix + "_swiglu", tokens, ffn, module == "mlp" ? "mlp" : "moe_act"));
   add_quantize(ops, s, "quantize_" + prefix + "_act", tokens * ffn, module);
@@ -173,10 +181,9 @@ Shard shard_for(const Scenario& sc) {
   s.seq_len = sc.training.seq_len;
   s.precision = sc.training.precision;
   s.dispatcher = sc.stack.dispatcher;
-  // DeepEP and HybridEP send FP8 tokens (with scales) in FP8 recipes; NCCL all-to-all moves the
-  // BF16 hidden states that Megatron's all-to-all dispatcher permutes.
-  s.fp8_dispatch = sc.stack.dispatcher != "alltoall" && sc.training.precision != Precision::bf16;
+  s.fp8_dispatch = sc.stack.fp8_dispatch && sc.training.precision != Precision::bf16;
   s.fused_permute = sc.stack.fused_permute;
+  s.fused_swizzle = sc.stack.fused_swizzle;
   s.cross_entropy_fusion = sc.stack.cross_entropy_fusion;
   s.router_fusion = sc.stack.router_fusion;
   s.fused_quantization = sc.stack.fused_quantization;
@@ -214,11 +221,20 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
   Op router = gemm("router", routed_tokens, h, e.experts, "router", false);
   router.model_flops = false;
   p.router.ops.push_back(router);
-  // Sigmoid scores, top-k, normalisation, aux-loss statistics: FP32 scores read/written a few
-  // times; a fused router does it in one kernel (Megatron moe_router_fusion).
+  // Sigmoid scores, group-limited top-k, normalisation, aux-loss statistics over FP32 scores.
+  // MLM-G §2.1.4/§2.2.1: the router issued 72 kernels (forward and backward), 31 once fused, and
+  // router plus dispatch preprocessing 17 with the flex (DeepEP/HybridEP) dispatcher; our
+  // backward issues twice the forward's kernels, hence 24, 10 and 6 forward kernels.
   const double score_bytes = routed_tokens * e.experts * kFp32Bytes;
-  p.router.ops.push_back(s.router_fusion ? memory("router_topk_fused", 2 * score_bytes, "router", 1)
-                                         : memory("router_topk", 6 * score_bytes, "router", 6));
+  const bool flex = s.dispatcher != "alltoall";
+  const int router_kernels = !s.router_fusion ? 24 : flex ? 6 : 10;
+  p.router.ops.push_back(memory(s.router_fusion ? "router_topk_fused" : "router_topk",
+                                (s.router_fusion ? 2 : 6) * score_bytes, "router", router_kernels));
+  if (!flex) {
+    // Megatron's all-to-all dispatcher: token counts per expert and rank, the split sizes, and
+    // the device-to-host copy the NCCL all-to-all needs (MLM-G §2).
+    p.router.ops.push_back(memory("alltoall_preprocess", routed_tokens * e.experts * kFp32Bytes, "moe", 8));
+  }
   const double copies = dispatch_copies_per_token(m, s.ep, s.dispatcher);
   const double permuted = routed_tokens * e.top_k * h;  // token-expert rows after permutation
   const double dispatch_elem_bytes =
@@ -229,8 +245,13 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
   // builds the row map and allocates scales in separate passes over the copies.
   const double token_bytes = routed_tokens * h * dispatch_elem_bytes;
   const double row_bytes = permuted * dispatch_elem_bytes;
-  p.router.ops.push_back(s.fused_permute ? memory("permute_fused", token_bytes + row_bytes, "moe", 1)
-                                         : memory("permute", token_bytes + 2 * row_bytes, "moe", 4));
+  Op permute = s.fused_permute ? memory("permute_fused", token_bytes + row_bytes, "moe", 1)
+                                : memory("permute", token_bytes + 2 * row_bytes, "moe", 4);
+  // MLM-G §2.1.1: the permute kernel before TE PR 1927 was "clearly abnormal", the fused one
+  // "up to a 10x unit speedup"; step 1 gained 7 % end to end, which bounds the average kernel at
+  // about 3x slower than the fused one: we take 1/3 of the bandwidth.
+  if (!s.fused_permute) permute.bandwidth_scale = 1.0 / 3;
+  p.router.ops.push_back(permute);
   p.comm.ep_dispatch_bytes_per_peer = routed_tokens * copies * h * dispatch_elem_bytes / s.ep;
   p.comm.ep_combine_bytes_per_peer = routed_tokens * copies * h * kBf16Bytes / s.ep;
 
@@ -240,6 +261,9 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
   const double rows_per_expert = routed_tokens * e.top_k * s.ep / e.experts;
   const double ffn = static_cast<double>(e.expert_ffn) / s.etp;
   const double rows = rows_per_expert * local_experts;
+  // The NCCL all-to-all dispatcher sorts the received chunks by local expert, and back before
+  // the combine ("one global and one local permute before and after EP communication").
+  if (!flex) p.experts.ops.push_back(memory("sort_chunks", 2 * rows * h * dispatch_elem_bytes, "moe", 2));
   // Tokens dispatched in FP8 arrive quantised; BF16 ones are cast before the expert GEMM.
   if (!s.fp8_dispatch) add_quantize(p.experts.ops, s, "quantize_expert_in", rows * h, "moe");
   Op gate_up = gemm("expert_gate_up", rows_per_expert, h, 2 * ffn, "moe");
@@ -252,6 +276,7 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
   down.kind = OpKind::grouped_gemm;
   down.groups = local_experts;
   p.experts.ops.push_back(down);
+  if (!flex) p.experts.ops.push_back(memory("unsort_chunks", 2 * rows * h * kBf16Bytes, "moe", 2));
 
   p.unpermute.name = "unpermute";
   // Unpermutation reads the (token, expert) rows and writes the probability-weighted sum per
@@ -300,7 +325,7 @@ Section mtp_extra_section(const ModelSpec& m, const Shard& s) {
   const double h = m.hidden;
   sec.ops.push_back(rmsnorm("mtp_enorm", T / s.tp * h, "mtp"));
   sec.ops.push_back(rmsnorm("mtp_hnorm", T / s.tp * h, "mtp"));
-  add_quantize(sec.ops, s, "quantize_mtp_in", T * 2 * h, "mtp");
+  add_quantize(sec.ops, s, "quantize_mtp_in", T * 2 * h, "mtp", QuantAfter::norm);
   sec.ops.push_back(gemm("mtp_eh_proj", T, 2 * h, h / s.tp, "mtp"));
   sec.ops.push_back(embedding_section(m, s).ops.front());  // MTP embeds the shifted tokens
   return sec;

@@ -4,42 +4,63 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "moesim/config/error.hpp"
+#include "moesim/model/flops.hpp"
+#include "moesim/model/params.hpp"
 
 namespace moesim::plan {
 
 namespace {
 
-// Spreads `slots` units of work over `stages` virtual stages as evenly as possible; the extra
-// units go to the middle stages because the first stage also embeds and the last computes the
-// logits and loss.
-std::string generate_layout(int layers, int mtp_layers, int stages) {
-  // The output head and loss cost about one MoE layer's time on DeepSeek-sized vocabularies,
-  // so they take one slot on the last stage; each MTP layer takes one more.
-  const int slots = layers + mtp_layers + 1;
-  std::vector<int> per_stage(stages, slots / stages);
-  std::vector<int> order;  // who gets the remainder: middle stages, then the last, then the first
-  for (int i = 1; i < stages - 1; ++i) order.push_back(i);
-  if (stages > 1) order.push_back(stages - 1);
-  order.push_back(0);
-  for (int k = 0; k < slots % stages; ++k) per_stage[order[k % order.size()]]++;
-  // Transformer layers per stage: the last stage's slots also hold MTP and the loss.
-  std::vector<int> t(per_stage);
-  int deficit = mtp_layers + 1;
-  for (int s = stages - 1; s >= 0 && deficit > 0; --s) {
-    int take = std::min(t[s], deficit);
-    t[s] -= take;
-    deficit -= take;
+// Megatron needs an explicit layout whenever the layers do not split evenly; we generate one
+// that balances the stages' work. Weights are Megatron-convention FLOPs per token, with the
+// output head counted at twice its FLOPs when the run's GEMMs are FP8 (the head stays BF16, so
+// it runs at half the rate). MTP layers and the loss must sit on the last stage.
+std::string generate_layout(const ModelSpec& m, const TrainingSpec& tr, int stages) {
+  const model::FlopsPerToken one_layer = model::model_flops_per_token(m, tr.seq_len, 0);
+  const double attention = (one_layer.attention_projections + one_layer.core_attention) / m.layers;
+  int moe_layers = 0;
+  for (int i = 0; i < m.layers; ++i) moe_layers += model::is_moe_layer(m, i) ? 1 : 0;
+  const double moe = moe_layers > 0 ? one_layer.moe_ffn / moe_layers : 0;
+  const double dense = m.layers > moe_layers ? one_layer.dense_ffn / (m.layers - moe_layers) : 0;
+  const double head = one_layer.logits * (tr.precision == Precision::bf16 ? 1.0 : 2.0);
+  std::vector<double> w;  // per transformer layer, then one tail item (MTP layers + head)
+  for (int i = 0; i < m.layers; ++i) w.push_back(attention + (model::is_moe_layer(m, i) ? moe : dense));
+  const double tail = tr.mtp_layers * (attention + (m.moe.experts > 0 ? moe : dense) + head) + head;
+
+  // Every virtual stage should take the same time: in 1F1B a micro-batch passes each stage in
+  // turn, so one slow stage stalls the pipeline. Each stage's target is total / stages; the
+  // last stage holds the tail plus whatever layers remain (none when the tail alone exceeds the
+  // target, as on DeepSeek-V3 with MTP). Layers go to the stage where their cumulative weight
+  // crosses the cumulative target.
+  double layers_weight = 0;
+  for (double x : w) layers_weight += x;
+  const double total = layers_weight + tail;
+  const bool tail_alone = stages > 1 && tail >= total / stages;
+  const std::vector<double> target(stages, tail_alone ? layers_weight / (stages - 1) : total / stages);
+  std::vector<int> sizes(stages, 0);
+  double cumulative_target = 0, cumulative = 0;
+  size_t next = 0;
+  for (int v = 0; v < stages; ++v) {
+    cumulative_target += target[v];
+    // Take layers while that brings the cumulative weight closer to the cumulative target.
+    if (tail_alone && v == stages - 1) break;
+    while (next < w.size() && (v == stages - 1 || (tail_alone && v == stages - 2) || std::abs(cumulative + w[next] - cumulative_target) <=
+                                                      std::abs(cumulative - cumulative_target))) {
+      cumulative += w[next++];
+      sizes[v]++;
+    }
   }
   std::string out;
   for (int s = 0; s < stages; ++s) {
     if (s > 0) out += '|';
     if (s == 0) out += 'E';
-    out.append(t[s], 't');
+    out.append(sizes[s], 't');
   }
-  out.append(mtp_layers, 'm');
+  out.append(tr.mtp_layers, 'm');
   out += 'L';
   return out;
 }
@@ -171,7 +192,7 @@ Layout make_layout(const Scenario& s) {
   // Virtual stages.
   const int n_stages = in.pp * in.vpp;
   if (in.pipeline_layout.empty()) {
-    l.pipeline_layout = generate_layout(m.layers, tr.mtp_layers, n_stages);
+    l.pipeline_layout = generate_layout(m, tr, n_stages);
     l.pipeline_layout_generated = true;
   } else {
     l.pipeline_layout = in.pipeline_layout;

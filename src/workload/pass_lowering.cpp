@@ -37,6 +37,14 @@ void PassLowering::compute(std::vector<PassItem>& out, const model::Section& sec
 void PassLowering::comm(std::vector<PassItem>& out, CollectiveKind kind, GroupRole group,
                         Activity activity, double bytes, const std::string& label) const {
   if (bytes <= 0) return;
+  if (group == GroupRole::ep) {
+    // The dispatcher reaches only part of the link bandwidth: it holds the port that much longer.
+    // The backward of the combine runs the dispatch kernel and vice versa.
+    const bool dispatch_kernel = (activity == Activity::ep_dispatch) == (label.find("backward") == std::string::npos);
+    const double combine = s_.stack.combine_bw_efficiency > 0 ? s_.stack.combine_bw_efficiency
+                                                              : s_.stack.dispatcher_bw_efficiency;
+    bytes /= dispatch_kernel ? s_.stack.dispatcher_bw_efficiency : combine;
+  }
   PassItem item;
   item.is_comm = true;
   item.collective = kind;

@@ -93,14 +93,17 @@ struct ModelSpec {
 struct StackSpec {
   std::string name;
   std::string dispatcher = "alltoall";    // alltoall (NCCL), deepep, hybridep
-  double dispatcher_bw_efficiency = 1.0;  // achieved / link bandwidth of the dispatcher
+  double dispatcher_bw_efficiency = 1.0;  // achieved / link bandwidth of the dispatch all-to-all
+  double combine_bw_efficiency = 0;       // same for the combine; 0 = as the dispatch
+  bool fp8_dispatch = false;              // dispatch payload quantised to FP8 before sending
   int dispatcher_sms = 0;                 // SMs the dispatcher occupies while it runs
   bool ep_overlap = false;                // overlap_moe_expert_parallel_comm (1F1B A2A overlap)
   bool delay_wgrad = false;               // weight gradients deferred to hide combine/dispatch
   std::string cuda_graphs = "none";       // none, partial, partial_shared_expert, full_iteration
   std::vector<std::string> recompute;     // modules recomputed in backward (mla_up_proj, moe_act, mlp, ...)
   bool fused_permute = false;             // permute + scale allocation fused
-  bool cross_entropy_fusion = false;      // vocab-parallel cross-entropy in one kernel over BF16 logits
+  bool cross_entropy_fusion = false;
+  bool fused_swizzle = false;             // MXFP8 scale swizzle fused into the quantisation kernel      // vocab-parallel cross-entropy in one kernel over BF16 logits
   bool router_fusion = false;
   bool fused_quantization = false;        // quantisation fused into norm/activation kernels
   bool fp8_attention = false;             // core attention in FP8
@@ -108,6 +111,7 @@ struct StackSpec {
   bool programmatic_dependent_launch = false;
   double host_overhead_per_kernel_s = 0;  // CPU time per kernel launch when not graph-captured
   double graph_launch_per_kernel_s = 0;   // per kernel replayed from a CUDA graph
+  double eager_launch_gap_s = -1;         // GPU idle between eagerly launched kernels; < 0: calibration's
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   std::string adam_moment_dtype = "fp32"; // fp32 or bf16
@@ -138,6 +142,7 @@ struct Published {
   double tflops_per_gpu = 0;              // model TFLOP/s per GPU (Megatron convention); 0 = none
   double tokens_per_s_per_gpu = 0;        // 0 = none
   double tolerance = 0.05;                // relative; a simulation within it reproduces the run
+  std::string known_gap;                  // why the tolerance is wider than 5 %, "" = none
 };
 
 struct Scenario {

@@ -19,7 +19,7 @@ struct GemmCurve {
 };
 
 struct KernelCalibration {
-  GemmCurve gemm_bf16, gemm_fp8, grouped_gemm;
+  GemmCurve gemm_bf16, gemm_fp8, grouped_gemm, grouped_gemm_fp8;
   double attention_forward_efficiency = 0.6;
   double attention_backward_efficiency = 0.4;
   double elementwise_bw_efficiency = 0.5;  // fused element-wise kernels, fraction of HBM peak

@@ -34,6 +34,7 @@ struct Op {
   int attention_qk_dim = 0;
   int attention_v_dim = 0;
   double bytes = 0;                // memory kernels: HBM bytes read + written
+  double bandwidth_scale = 1.0;    // memory kernels: achieved bandwidth relative to a good kernel
   bool low_precision = true;       // GEMM runs in the run's precision (else BF16)
   bool model_flops = true;         // counted by Megatron's convention
   int kernels = 1;                 // kernel launches in the forward pass
@@ -78,6 +79,7 @@ struct Shard {
                                         // deepep / hybridep one per (token, destination rank)
   bool fp8_dispatch = false;            // dispatch payload in FP8 (+ scales)
   bool fused_permute = false;
+  bool fused_swizzle = false;
   bool cross_entropy_fusion = false;
   bool router_fusion = false;
   bool fused_quantization = false;

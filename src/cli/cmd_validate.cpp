@@ -1,0 +1,43 @@
+// moesim validate: every published run reproduced, with the error; --format markdown writes
+// docs/validation.md.
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "moesim/driver/validate.hpp"
+
+namespace moesim::cli {
+
+void add_validate_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("validate", "Reproduce every published run and report the errors");
+  struct Args {
+    std::string dir = std::string(MOESIM_SOURCE_DIR) + "/scenarios/published";
+    std::string record = std::string(MOESIM_SOURCE_DIR) + "/scenarios/gb300-256-record.json";
+    std::string format = "table", output, configs;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("--scenarios", a->dir, "Folder of published scenarios");
+  cmd->add_option("--record", a->record, "Scenario whose 256 -> 1,024 weak scaling is checked");
+  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"table", "markdown"}));
+  cmd->add_option("-o,--output", a->output, "Write to this file instead of stdout");
+  cmd->add_option("--configs", a->configs, "configs/ directory");
+  cmd->callback([a] {
+    driver::RunOptions ro;
+    ro.configs_dir = a->configs;
+    const driver::Validation v = driver::validate(a->dir, a->record, ro);
+    if (a->format == "markdown") {
+      emit(driver::validation_markdown(v), a->output);
+      return;
+    }
+    std::string text = fmt::format("{:<28}{:>11}{:>11}{:>9}{:>7}  {}\n", "run", "published", "moesim", "error", "tol", "status");
+    for (const auto& r : v.runs)
+      text += fmt::format("{:<28}{:>11.1f}{:>11.1f}{:>8.1f}%{:>6.0f}%  {}\n", r.published.id, r.published.tflops_per_gpu,
+                          r.simulated_tflops, 100 * r.relative_error, 100 * r.published.tolerance,
+                          !r.within_tolerance ? "OUTSIDE" : r.published.known_gap.empty() ? "ok" : "known gap");
+    text += fmt::format("history monotone: {}\nscaling {} -> {} GPUs: {:.1f} % (published {:.1f} %)\n",
+                        v.history_monotone ? "yes" : "NO", v.scaling.from_gpus, v.scaling.to_gpus,
+                        100 * v.scaling.efficiency, 100 * v.scaling.published);
+    emit(text, a->output);
+  });
+}
+
+}  // namespace moesim::cli
