@@ -1,13 +1,16 @@
 // moesim run SCENARIO: simulate one training step (or a weak-scaling series) and report.
 #include <fmt/format.h>
 
+#include <climits>
 #include <sstream>
 
 #include "commands.hpp"
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
+#include "moesim/driver/attribution.hpp"
 #include "moesim/driver/run.hpp"
 #include "moesim/report/report.hpp"
+#include "moesim/report/trace.hpp"
 
 namespace moesim::cli {
 
@@ -35,7 +38,7 @@ std::vector<int> parse_gpu_list(const std::string& text) {
 void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Simulate one training step and report throughput, breakdown and memory");
   struct Args {
-    std::string scenario, format = "table", configs, output, fidelity = "folded", gpus, trace;
+    std::string scenario, format = "table", configs, output, fidelity = "folded", gpus, trace, attribute_from;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("scenario", a->scenario, "Scenario JSON file")->required();
@@ -45,6 +48,12 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--fidelity", a->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
       ->check(CLI::IsMember({"folded", "full"}));
   cmd->add_option("--gpus", a->gpus, "Weak scaling: comma-separated GPU counts, e.g. 256,512,1024");
+  cmd->add_option("--trace", a->trace, "Also write the step as a Chrome trace-event JSON file (Perfetto)")
+      ->excludes("--gpus");
+  cmd->add_option("--attribute-from", a->attribute_from,
+                  "Start from this stack and apply the scenario's stack settings one at a time, "
+                  "showing TFLOP/s after each (e.g. megatron-lm-gb200-guide-baseline)")
+      ->excludes("--gpus");
   cmd->callback([a] {
     config::LoadOptions lo;
     lo.configs_dir = a->configs;
@@ -52,6 +61,11 @@ void add_run_command(CLI::App& app) {
     driver::RunOptions ro;
     ro.configs_dir = a->configs;
     ro.engine.fidelity = a->fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded;
+    ro.engine.record_timeline = !a->trace.empty();
+    if (!a->attribute_from.empty()) {
+      emit(driver::attribution_table(driver::attribute(a->scenario, a->attribute_from, ro)), a->output);
+      return;
+    }
 
     if (a->gpus.empty()) {
       const driver::RunResult r = driver::run_scenario(base, ro);
@@ -60,6 +74,7 @@ void add_run_command(CLI::App& app) {
                          : a->format == "csv" ? report::runs_csv({r})
                                               : report::run_table(r);
       emit(text, a->output);
+      if (!a->trace.empty()) emit(report::trace_json(r).dump() + "\n", a->trace);
       return;
     }
     std::vector<driver::RunResult> points;
@@ -67,6 +82,10 @@ void add_run_command(CLI::App& app) {
       if (n > base.system.max_gpus)
         throw ConfigError("--gpus", "$", fmt::format("at most {} GPUs on {} (max_gpus of the system), got {}",
                                                      base.system.max_gpus, base.system.name, n));
+      // Weak scaling grows the global batch with the GPU count; it must still fit in an int.
+      if (const long long batch = static_cast<long long>(base.training.global_batch) * n / base.gpus; batch > INT_MAX)
+        throw ConfigError("--gpus", "$", fmt::format("GPU counts whose scaled global batch fits in 32 bits; {} GPUs "
+                                                     "would need a global batch of {}", n, batch));
       points.push_back(driver::run_scenario(driver::scaled_to(base, n), ro));
     }
     std::string text = a->format == "json" ? report::scaling_json(points).dump(2) + "\n"

@@ -11,6 +11,10 @@ void add_plan_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_schema_command(CLI::App& app);
 void add_ops_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
+void add_merge_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 
 // An output file that could not be written (exit code 4).
 struct OutputError : std::runtime_error {

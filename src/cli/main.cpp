@@ -16,10 +16,16 @@ int main(int argc, char** argv) {
   moesim::cli::add_run_command(app);
   moesim::cli::add_schema_command(app);
   moesim::cli::add_ops_command(app);
+  moesim::cli::add_validate_command(app);
+  moesim::cli::add_sweep_command(app);
+  moesim::cli::add_merge_command(app);
+  moesim::cli::add_compare_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version end with 0; any other command-line error is invalid input (2), not
+    // one of CLI11's own codes (105, 106, ...) that the documented exit codes do not include.
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const moesim::ConfigError& e) {
     fmt::print(stderr, "error: {}\n  (see docs/scenarios.md for every key)\n", e.what());
     return 2;

@@ -30,6 +30,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   const cost::KernelCalibration calibration = cost::load_calibration(cal);
   const workload::StepProgram program = workload::build_step(s, r.layout, calibration);
   r.sim = engine::simulate(s, r.layout, program, options.engine);
+  if (options.engine.record_timeline) r.program = program;
 
   Metrics& m = r.metrics;
   m.step_time_s = r.sim.step_time_s;

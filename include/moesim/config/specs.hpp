@@ -111,7 +111,7 @@ struct StackSpec {
   bool programmatic_dependent_launch = false;
   double host_overhead_per_kernel_s = 0;  // CPU time per kernel launch when not graph-captured
   double graph_launch_per_kernel_s = 0;   // per kernel replayed from a CUDA graph
-  double eager_launch_gap_s = -1;         // GPU idle between eagerly launched kernels; < 0: calibration's
+  double eager_launch_gap_s = -1e-6;      // GPU idle between eagerly launched kernels; < 0: calibration's
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   std::string adam_moment_dtype = "fp32"; // fp32 or bf16

@@ -34,6 +34,9 @@ struct RunResult {
   bool fits_in_memory = true;
   Metrics metrics;
   engine::SimResult sim;
+  // The simulated program, kept only with engine::Options::record_timeline: a trace maps the
+  // timeline's task ids back to tasks, and a sweep should not hold every point's program.
+  workload::StepProgram program;
   std::vector<std::string> warnings;
 };
 

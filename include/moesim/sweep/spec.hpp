@@ -1,0 +1,79 @@
+#pragma once
+// A sweep file: base scenario(s) and the points to run them at (format: docs/sweeps.md).
+//
+// Points are the cartesian product of an optional explicit list ("points", each with its own
+// base scenario and fields) and the axes, in file order, the last axis varying fastest. Point
+// indices follow that order; results, shards and merges are keyed by them.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace moesim::sweep {
+
+// How a GPU-count axis grows the base scenario.
+enum class GpuScaling {
+  weak,    // driver::scaled_to: layout kept, global batch grows with DP
+  strong,  // global batch kept, DP re-derived (fewer micro-batches per replica)
+};
+const char* to_string(GpuScaling s);
+
+using FieldValues = std::vector<std::pair<std::string, nlohmann::json>>;  // dotted path -> value
+
+// A base scenario file. Error messages (and so the results' reason column) name it as the sweep
+// file does, so that outputs do not depend on the directory a sweep or a shard was run from.
+struct ScenarioFile {
+  std::filesystem::path path;          // resolved against the sweep file
+  std::string name;                    // as written in the sweep file
+  bool empty() const { return path.empty(); }
+};
+
+// One dimension of the product.
+struct Axis {
+  std::string name;                    // its column in the results
+  std::string path;                    // dotted scenario path; empty on the GPU-count axis
+  std::vector<nlohmann::json> values;
+  bool gpu_count = false;              // values are GPU counts, applied by `scaling`
+  GpuScaling scaling = GpuScaling::weak;
+};
+
+// One entry of the explicit "points" list.
+struct ListedPoint {
+  std::string label;
+  ScenarioFile base;
+  FieldValues set;
+};
+
+struct SweepSpec {
+  std::string name;
+  std::string description;
+  std::filesystem::path file;
+  ScenarioFile base;                   // sweep-wide base; a listed point's own base wins
+  std::vector<ListedPoint> listed;     // empty: one implicit point, the sweep-wide base
+  std::vector<Axis> axes;
+
+  // Result columns that identify a point: "label" (with a "points" list), then the axes.
+  std::vector<std::string> axis_columns() const;
+  const Axis* gpu_axis() const;        // nullptr without one
+};
+
+// One simulation of the sweep.
+struct Point {
+  int index = 0;
+  ScenarioFile base;
+  FieldValues patches;                 // applied to the base scenario's JSON, in order
+  std::optional<int> gpus;             // from the GPU-count axis
+  GpuScaling scaling = GpuScaling::weak;
+  std::vector<std::pair<std::string, nlohmann::json>> axis_values;  // column -> value
+};
+
+// Strict, like every configuration reader: unknown keys, wrong types, unreadable base
+// scenarios and clashing column names are ConfigErrors naming the file and the JSON path.
+SweepSpec load_sweep(const std::filesystem::path& file);
+
+std::vector<Point> expand(const SweepSpec& spec);
+
+}  // namespace moesim::sweep

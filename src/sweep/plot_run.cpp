@@ -1,0 +1,58 @@
+// Running gnuplot on the written script. It is optional: without it the sweep still succeeds
+// with its CSV, JSON and Markdown, and says how to get the plots.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "moesim/platform/isolated_run.hpp"
+#include "moesim/sweep/plot.hpp"
+#include "moesim/util/atomic_file.hpp"
+
+namespace moesim::sweep {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool on_path(const std::string& program) {
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t colon = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = dirs.substr(start, colon - start);
+    if (::access(((dir.empty() ? "." : dir) + "/" + program).c_str(), X_OK) == 0) return true;
+    start = colon + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+PlotOutcome draw_plots(const fs::path& dir, const SweepResult& r, const std::string& gnuplot) {
+  const std::vector<PlotFile> files = plot_files(r);
+  if (files.empty()) return {false, "no plots: no point of the sweep has a result"};
+  for (const PlotFile& f : files) util::write_file_atomically(dir / f.name, f.content);
+  if (!on_path(gnuplot))
+    return {false, fmt::format("no plots drawn: {} was not found on PATH (Debian: apt-get install gnuplot-nox, or "
+                               "scripts/setup.sh); the script is in {}: run `gnuplot plot.gp` there",
+                               gnuplot, dir.string())};
+  // run_isolated gives the fork, the wait and gnuplot's stderr in the error when it fails.
+  platform::run_isolated([&]() -> std::string {
+    if (::chdir(dir.c_str()) != 0) throw std::runtime_error("cannot enter " + dir.string() + ": " + std::strerror(errno));
+    ::execlp(gnuplot.c_str(), gnuplot.c_str(), "plot.gp", static_cast<char*>(nullptr));
+    throw std::runtime_error("cannot run " + gnuplot + ": " + std::strerror(errno));
+  });
+  std::vector<std::string> drawn;
+  for (const std::string& image : plot_images())
+    if (fs::exists(dir / image)) drawn.push_back(image);
+  return {true, fmt::format("plots in {}: {}", dir.string(), fmt::join(drawn, ", "))};
+}
+
+}  // namespace moesim::sweep

@@ -1,0 +1,63 @@
+// Building a point's scenario: JSON patches first (so the strict reader validates them like a
+// hand-written file), then the GPU count on the parsed scenario (weak scaling needs the base's
+// GPU count and global batch, which only the parsed scenario has resolved).
+#include "moesim/sweep/point.hpp"
+
+#include <fmt/format.h>
+
+#include "moesim/config/error.hpp"
+#include "moesim/config/loader.hpp"
+#include "moesim/driver/run.hpp"
+
+namespace moesim::sweep {
+
+using nlohmann::json;
+
+void set_at_path(json& scenario, const std::string& path, const json& value, const std::string& label) {
+  json* node = &scenario;
+  std::string at = "$";
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (node->is_string()) *node = json{{"base", *node}};  // a reference by name, now overridden
+    if (node->is_null()) *node = json::object();
+    if (!node->is_object())
+      throw ConfigError(label, at, fmt::format("an object to set \"{}\" in (sweep path \"{}\"); got {}", key, path, node->dump()));
+    node = &(*node)[key];
+    at += "." + key;
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  *node = value;
+}
+
+namespace {
+
+Scenario strong_scaled(const Scenario& s, int gpus) {
+  Scenario out = s;
+  out.gpus = gpus;
+  out.layout.dp = 0;  // re-derived; the global batch stays, so each replica gets fewer micro-batches
+  out.name = fmt::format("{} @ {} GPUs (strong)", s.name, gpus);
+  out.published.reset();  // the published figure belongs to the original size
+  return out;
+}
+
+}  // namespace
+
+Scenario point_scenario(const Point& p, const std::filesystem::path& configs_dir) {
+  json j = config::read_json_file(p.base.path);
+  const std::string label = p.base.name.empty() ? p.base.path.string() : p.base.name;
+  for (const auto& [path, value] : p.patches) set_at_path(j, path, value, label);
+  config::LoadOptions lo;
+  lo.configs_dir = configs_dir.empty() ? config::find_configs_dir(p.base.path) : configs_dir;
+  Scenario s = config::load_scenario_json(j, label, lo);
+  s.file = p.base.path.string();  // the label may be relative to the sweep file; the engine needs the file
+  if (!p.gpus) return s;
+  if (*p.gpus > s.system.max_gpus)
+    throw InfeasibleError(fmt::format("{} GPUs: {} holds at most {} (max_gpus of the system)", *p.gpus,
+                                      s.system.name, s.system.max_gpus));
+  return p.scaling == GpuScaling::weak ? driver::scaled_to(s, *p.gpus) : strong_scaled(s, *p.gpus);
+}
+
+}  // namespace moesim::sweep

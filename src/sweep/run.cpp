@@ -1,0 +1,56 @@
+#include "moesim/sweep/run.hpp"
+
+#include "moesim/config/error.hpp"
+#include "moesim/driver/run.hpp"
+#include "moesim/sweep/point.hpp"
+#include "moesim/sweep/worker_pool.hpp"
+
+namespace moesim::sweep {
+
+Json run_point(const Point& p, const SweepOptions& options) {
+  std::optional<Scenario> s;
+  try {
+    s = point_scenario(p, options.configs_dir);
+    driver::RunOptions ro;
+    ro.configs_dir = options.configs_dir.string();
+    ro.engine.fidelity = options.fidelity;
+    return result_row(p, driver::run_scenario(*s, ro));
+  } catch (const ConfigError& e) {
+    return failed_row(p, kStatusInvalid, e.what(), s ? &*s : nullptr);
+  } catch (const InfeasibleError& e) {
+    return failed_row(p, kStatusInfeasible, e.what(), s ? &*s : nullptr);
+  }
+}
+
+SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
+  const std::vector<Point> all = expand(spec);
+  std::vector<Point> mine;
+  for (const Point& p : all)
+    if (!options.shard || options.shard->owns(p.index)) mine.push_back(p);
+
+  SweepResult result = empty_result(spec, static_cast<int>(all.size()), options.shard);
+  result.rows.resize(mine.size());
+  // Rows travel from the workers as JSON text; doubles round-trip exactly, so a row is the
+  // same whether it was computed here or in a worker.
+  const auto job = [&](int k) { return run_point(mine[static_cast<std::size_t>(k)], options).dump(); };
+  const auto done = [&](int k, const WorkerOutcome& outcome) {
+    const Point& p = mine[static_cast<std::size_t>(k)];
+    Json row;
+    if (outcome.ok) {
+      try {
+        row = Json::parse(outcome.output);
+      } catch (const Json::exception& e) {
+        row = failed_row(p, kStatusError, std::string("unreadable worker result: ") + e.what());
+      }
+    } else {
+      row = failed_row(p, kStatusError, outcome.output);
+    }
+    if (options.on_point) options.on_point(row);
+    result.rows[static_cast<std::size_t>(k)] = std::move(row);
+  };
+  run_in_workers(static_cast<int>(mine.size()), options.jobs > 0 ? options.jobs : available_cores(), job, done);
+  fill_scaling_efficiency(result);
+  return result;
+}
+
+}  // namespace moesim::sweep

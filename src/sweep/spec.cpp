@@ -1,0 +1,178 @@
+// Reading a sweep file. Strict in the way the scenario reader is: a typo in a sweep should stop
+// it before hours of simulation, not turn every point into an error row.
+#include "moesim/sweep/spec.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "moesim/config/error.hpp"
+#include "moesim/config/loader.hpp"
+#include "moesim/sweep/row.hpp"
+
+namespace moesim::sweep {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+class SweepReader {
+ public:
+  explicit SweepReader(fs::path file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& at, const std::string& expected) const {
+    throw ConfigError(file_.string(), at, expected);
+  }
+
+  void allow_keys(const json& obj, const std::string& at, const std::vector<std::string>& allowed) const {
+    if (!obj.is_object()) fail(at, "an object; got " + obj.dump());
+    for (const auto& item : obj.items()) {
+      bool known = false;
+      for (const auto& a : allowed) known = known || a == item.key();
+      if (!known) fail(at + "." + item.key(), "unknown key; allowed keys here: " + fmt::format("{}", fmt::join(allowed, ", ")));
+    }
+  }
+
+  std::string string_at(const json& obj, const std::string& key, const std::string& at, bool required) const {
+    const auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (required) fail(at + "." + key, "a string (required key missing)");
+      return "";
+    }
+    if (!it->is_string() || it->get_ref<const std::string&>().empty())
+      fail(at + "." + key, "a non-empty string; got " + it->dump());
+    return it->get<std::string>();
+  }
+
+  const json& array_at(const json& obj, const std::string& key, const std::string& at) const {
+    const json& v = obj.at(key);
+    if (!v.is_array() || v.empty()) fail(at + "." + key, "a non-empty list; got " + v.dump());
+    return v;
+  }
+
+  // Scenario files are named relative to the sweep file; they must exist and parse now.
+  ScenarioFile scenario_file(const std::string& name, const std::string& at) const {
+    const fs::path p = fs::path(name).is_absolute() ? fs::path(name) : file_.parent_path() / name;
+    if (!fs::is_regular_file(p))
+      fail(at, fmt::format("a scenario file, relative to the sweep file; got \"{}\" (no such file: {})", name, p.string()));
+    config::read_json_file(p);
+    return ScenarioFile{p.lexically_normal(), name};
+  }
+
+  void check_path(const std::string& path, const std::string& at) const {
+    bool ok = !path.empty() && path.front() != '.' && path.back() != '.' && path.find("..") == std::string::npos;
+    if (!ok) fail(at, "a dotted scenario path such as \"layout.pp\"; got \"" + path + "\"");
+  }
+
+  ListedPoint listed_point(const json& p, const std::string& at) const {
+    allow_keys(p, at, {"label", "base", "set"});
+    ListedPoint out;
+    if (p.contains("base")) out.base = scenario_file(string_at(p, "base", at, true), at + ".base");
+    out.label = string_at(p, "label", at, false);
+    if (out.label.empty() && !out.base.empty()) out.label = out.base.path.stem().string();
+    if (const auto it = p.find("set"); it != p.end()) {
+      if (!it->is_object()) fail(at + ".set", "an object {\"<dotted path>\": <value>, ...}; got " + it->dump());
+      for (const auto& item : it->items()) {
+        check_path(item.key(), at + ".set." + item.key());
+        out.set.emplace_back(item.key(), item.value());
+      }
+    }
+    return out;
+  }
+
+  Axis axis(const json& a, const std::string& at) const {
+    Axis out;
+    if (a.is_object() && a.contains("gpus")) {
+      allow_keys(a, at, {"gpus", "mode", "name"});
+      out.gpu_count = true;
+      out.name = a.contains("name") ? string_at(a, "name", at, true) : "gpus";
+      for (const json& n : array_at(a, "gpus", at)) {
+        if (!n.is_number_integer() || n.get<long long>() <= 0)
+          fail(at + ".gpus", "a list of positive GPU counts; got " + n.dump());
+        out.values.push_back(n);
+      }
+      const std::string mode = a.contains("mode") ? string_at(a, "mode", at, true) : "weak";
+      if (mode != "weak" && mode != "strong") fail(at + ".mode", "\"weak\" or \"strong\"; got \"" + mode + "\"");
+      out.scaling = mode == "weak" ? GpuScaling::weak : GpuScaling::strong;
+      return out;
+    }
+    allow_keys(a, at, {"path", "values", "name"});
+    out.path = string_at(a, "path", at, true);
+    check_path(out.path, at + ".path");
+    out.name = a.contains("name") ? string_at(a, "name", at, true) : out.path;
+    if (!a.contains("values")) fail(at + ".values", "a non-empty list of values (required key missing)");
+    for (const json& v : array_at(a, "values", at)) out.values.push_back(v);
+    return out;
+  }
+
+ private:
+  fs::path file_;
+};
+
+void check_columns(const SweepSpec& s, const SweepReader& r) {
+  std::set<std::string> seen;
+  std::set<std::string> labels;
+  for (std::size_t i = 0; i < s.listed.size(); ++i)
+    if (!labels.insert(s.listed[i].label).second)
+      r.fail(fmt::format("$.points[{}].label", i), "a label used once; \"" + s.listed[i].label + "\" is used again");
+  for (std::size_t i = 0; i < s.axes.size(); ++i) {
+    const std::string& name = s.axes[i].name;
+    if (is_fixed_column(name) || (name == "label" && !s.listed.empty()))
+      r.fail(fmt::format("$.axes[{}].name", i), "a column name other than the result columns; \"" + name +
+                                                     "\" is one of them (give the axis a \"name\")");
+    if (!seen.insert(name).second)
+      r.fail(fmt::format("$.axes[{}].name", i), "a column name used once; \"" + name + "\" is used again");
+  }
+  int gpu_axes = 0;
+  for (const Axis& a : s.axes) gpu_axes += a.gpu_count ? 1 : 0;
+  if (gpu_axes > 1) r.fail("$.axes", "at most one GPU-count axis ({\"gpus\": [...]})");
+}
+
+}  // namespace
+
+const char* to_string(GpuScaling s) { return s == GpuScaling::weak ? "weak" : "strong"; }
+
+std::vector<std::string> SweepSpec::axis_columns() const {
+  std::vector<std::string> out;
+  if (!listed.empty()) out.push_back("label");
+  for (const Axis& a : axes) out.push_back(a.name);
+  return out;
+}
+
+const Axis* SweepSpec::gpu_axis() const {
+  for (const Axis& a : axes)
+    if (a.gpu_count) return &a;
+  return nullptr;
+}
+
+SweepSpec load_sweep(const fs::path& file) {
+  const json j = config::read_json_file(file);
+  const SweepReader r(file);
+  r.allow_keys(j, "$", {"name", "description", "base", "points", "axes"});
+  SweepSpec s;
+  s.file = file;
+  s.name = r.string_at(j, "name", "$", true);
+  s.description = r.string_at(j, "description", "$", false);
+  if (j.contains("base")) s.base = r.scenario_file(r.string_at(j, "base", "$", true), "$.base");
+  if (j.contains("points")) {
+    const json& points = r.array_at(j, "points", "$");
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      ListedPoint p = r.listed_point(points[i], fmt::format("$.points[{}]", i));
+      if (p.base.empty() && s.base.empty())
+        r.fail(fmt::format("$.points[{}].base", i), "a base scenario, here or sweep-wide (\"base\")");
+      if (p.label.empty()) p.label = s.base.path.stem().string();
+      s.listed.push_back(std::move(p));
+    }
+  } else if (s.base.empty()) {
+    r.fail("$.base", "a base scenario file (required without a \"points\" list)");
+  }
+  if (j.contains("axes")) {
+    const json& axes = r.array_at(j, "axes", "$");
+    for (std::size_t i = 0; i < axes.size(); ++i) s.axes.push_back(r.axis(axes[i], fmt::format("$.axes[{}]", i)));
+  }
+  check_columns(s, r);
+  return s;
+}
+
+}  // namespace moesim::sweep
