@@ -29,7 +29,10 @@ struct Gpu {
   std::vector<char> done;
   std::vector<char> arrived;
   sg4::MutexPtr mutex;
-  sg4::ConditionVariablePtr changed;
+  // One condition variable per stream: a completion wakes only the streams that wait on it.
+  std::array<sg4::ConditionVariablePtr, workload::kStreams> wake;
+  const std::vector<std::uint8_t>* dependents = nullptr;        // per task: streams to wake
+  const std::vector<std::uint8_t>* message_waiters = nullptr;   // per message: streams to wake
   std::array<platform::Group, 4> groups;  // by GroupRole
   std::vector<int> pp_peers;              // global rank of each pipeline rank of its pipeline
   bool observed = false;
@@ -54,6 +57,7 @@ class Simulation {
     }
     platform_ = platform::Platform::build(topo, opt_.fidelity, simulated);
     index_of_.assign(l_.world, -1);
+    wake_lists();
     gpus_.resize(simulated.size());
     for (size_t i = 0; i < simulated.size(); ++i) {
       Gpu& g = gpus_[i];
@@ -63,7 +67,9 @@ class Simulation {
       g.done.assign(g.program->tasks.size(), 0);
       g.arrived.assign(prog_.message_count, 0);
       g.mutex = sg4::Mutex::create();
-      g.changed = sg4::ConditionVariable::create();
+      for (auto& cv : g.wake) cv = sg4::ConditionVariable::create();
+      g.dependents = &dependents_[g.pp_rank];
+      g.message_waiters = &message_waiters_[g.pp_rank];
       g.groups[static_cast<int>(workload::GroupRole::tp)].ranks = l_.tp_group(g.rank);
       g.groups[static_cast<int>(workload::GroupRole::ep)].ranks = l_.ep_group(g.rank);
       g.groups[static_cast<int>(workload::GroupRole::dp)].ranks = l_.dp_group(g.rank);
@@ -105,6 +111,28 @@ class Simulation {
   }
 
  private:
+  // Which streams hold tasks that depend on each task, and on each pipeline message.
+  void wake_lists() {
+    dependents_.resize(prog_.stages.size());
+    message_waiters_.resize(prog_.stages.size());
+    for (size_t p = 0; p < prog_.stages.size(); ++p) {
+      const auto& tasks = prog_.stages[p].tasks;
+      dependents_[p].assign(tasks.size(), 0);
+      message_waiters_[p].assign(prog_.message_count, 0);
+      for (const Task& t : tasks) {
+        const auto bit = static_cast<std::uint8_t>(1u << static_cast<int>(t.stream));
+        for (int d : t.deps)
+          if (tasks[d].stream != t.stream) dependents_[p][d] |= bit;
+        if (t.wait_message.id >= 0) message_waiters_[p][t.wait_message.id] |= bit;
+      }
+    }
+  }
+
+  static void wake(Gpu& g, std::uint8_t streams) {
+    for (int s = 0; s < workload::kStreams; ++s)
+      if (streams & (1u << s)) g.wake[s]->notify_all();
+  }
+
   bool ready(const Gpu& g, const Task& t) const {
     for (int d : t.deps)
       if (!g.done[d]) return false;
@@ -120,7 +148,7 @@ class Simulation {
       const Task& t = g.program->tasks[id];
       {
         std::unique_lock<sg4::Mutex> lock(*g.mutex);
-        while (!ready(g, t)) g.changed->wait(lock);
+        while (!ready(g, t)) g.wake[stream_index]->wait(lock);
       }
       const double start = sg4::Engine::get_clock();
       execute(g, t, tags[static_cast<int>(t.group)]);
@@ -129,7 +157,7 @@ class Simulation {
       if (g.observed) g.intervals.push_back({id, start, end});
       std::unique_lock<sg4::Mutex> lock(*g.mutex);
       g.done[id] = 1;
-      g.changed->notify_all();
+      wake(g, (*g.dependents)[id]);
     }
   }
 
@@ -159,7 +187,7 @@ class Simulation {
         Gpu& to = gpus_[index_of_[peer]];
         std::unique_lock<sg4::Mutex> lock(*to.mutex);
         to.arrived[t.message.id] = 1;
-        to.changed->notify_all();
+        wake(to, (*to.message_waiters)[t.message.id]);
         return;
       }
     }
@@ -172,6 +200,7 @@ class Simulation {
   std::unique_ptr<platform::Platform> platform_;
   std::vector<Gpu> gpus_;
   std::vector<int> index_of_;
+  std::vector<std::vector<std::uint8_t>> dependents_, message_waiters_;
   long long activities_ = 0;
 };
 
