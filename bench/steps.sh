@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Wall time and peak memory of whole simulated DeepSeek-V3 steps (GB300 record layout):
+# folded at 256 and 1,024 GPUs, full fidelity at 256. Usage: bench/steps.sh [build-dir]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+moesim=${1:-build}/moesim
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+run() {  # label, moesim arguments...
+  local label=$1; shift
+  /usr/bin/time -f "%e %M" -o "$out/time" "$moesim" "$@" --format csv -o "$out/result.csv"
+  read -r wall rss < "$out/time"
+  printf '%-28s %8.2f s %8.1f MB   step %s s\n' "$label" "$wall" "$(echo "$rss / 1024" | bc -l)" \
+    "$(tail -1 "$out/result.csv" | cut -d, -f11)"
+}
+run "folded, 256 GPUs" run scenarios/gb300-256-record.json
+run "folded, 1,024 GPUs" run scenarios/gb300-256-record.json --gpus 1024
+run "full, 256 GPUs" run scenarios/gb300-256-record.json --fidelity full
