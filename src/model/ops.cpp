@@ -67,6 +67,26 @@ Op swiglu(std::string name, double tokens, double ffn, std::string module) {
   return memory(std::move(name), tokens * 3 * ffn * kBf16Bytes, std::move(module));
 }
 
+// Causal flash attention over this rank's heads, then the output projection and residual.
+void attention_core_and_output(const ModelSpec& m, const Shard& s, int heads, int qk_dim, int v_dim,
+                               std::vector<Op>& ops) {
+  const double T = s.tokens();
+  Op core;
+  core.name = "core_attention";
+  core.kind = OpKind::attention;
+  core.attention_sequences = s.micro_batch;
+  core.attention_seq_len = static_cast<double>(s.seq_len) / s.cp;
+  core.attention_heads = heads;
+  core.attention_qk_dim = qk_dim;
+  core.attention_v_dim = v_dim;
+  core.low_precision = s.fp8_attention;
+  core.module = "core_attn";
+  ops.push_back(core);
+  add_quantize(ops, s, "quantize_attention_out", T * heads * v_dim, "core_attn");
+  ops.push_back(gemm("attention_out_proj", T, static_cast<double>(heads) * v_dim, m.hidden, "attn_proj"));
+  ops.push_back(residual("attention_residual", T / s.tp * m.hidden));
+}
+
 void mla_attention(const ModelSpec& m, const Shard& s, Section& sec) {
   const AttentionSpec& a = m.attention;
   const double T = s.tokens();
@@ -91,20 +111,7 @@ void mla_attention(const ModelSpec& m, const Shard& s, Section& sec) {
                      "mla_up_proj"));
   // RoPE on q and k and the concatenation of the nope/rope parts: read and write q and k.
   ops.push_back(memory("mla_rope_concat", T * heads * qk * 2 * 2 * kBf16Bytes, "mla_up_proj", 2));
-  Op core;
-  core.name = "core_attention";
-  core.kind = OpKind::attention;
-  core.attention_sequences = s.micro_batch;
-  core.attention_seq_len = static_cast<double>(s.seq_len) / s.cp;
-  core.attention_heads = heads;
-  core.attention_qk_dim = static_cast<int>(qk);
-  core.attention_v_dim = a.v_head_dim;
-  core.low_precision = s.fp8_attention;
-  core.module = "core_attn";
-  ops.push_back(core);
-  add_quantize(ops, s, "quantize_attention_out", T * heads * a.v_head_dim, "core_attn");
-  ops.push_back(gemm("attention_out_proj", T, static_cast<double>(heads) * a.v_head_dim, h, "attn_proj"));
-  ops.push_back(residual("attention_residual", T / s.tp * h));
+  attention_core_and_output(m, s, heads, static_cast<int>(qk), a.v_head_dim, ops);
 }
 
 void gqa_attention(const ModelSpec& m, const Shard& s, Section& sec) {
@@ -118,20 +125,7 @@ void gqa_attention(const ModelSpec& m, const Shard& s, Section& sec) {
   add_quantize(ops, s, "quantize_input", T * h, "layernorm", QuantAfter::norm);
   ops.push_back(gemm("qkv_proj", T, h, (heads + 2 * kv_heads) * a.head_dim, "qkv_proj"));
   ops.push_back(memory("rope", T * (heads + kv_heads) * a.head_dim * 2 * kBf16Bytes, "qkv_proj"));
-  Op core;
-  core.name = "core_attention";
-  core.kind = OpKind::attention;
-  core.attention_sequences = s.micro_batch;
-  core.attention_seq_len = static_cast<double>(s.seq_len) / s.cp;
-  core.attention_heads = heads;
-  core.attention_qk_dim = a.head_dim;
-  core.attention_v_dim = a.head_dim;
-  core.low_precision = s.fp8_attention;
-  core.module = "core_attn";
-  ops.push_back(core);
-  add_quantize(ops, s, "quantize_attention_out", T * heads * a.head_dim, "core_attn");
-  ops.push_back(gemm("attention_out_proj", T, static_cast<double>(heads) * a.head_dim, h, "attn_proj"));
-  ops.push_back(residual("attention_residual", T / s.tp * h));
+  attention_core_and_output(m, s, heads, a.head_dim, a.head_dim, ops);
 }
 
 void swiglu_ffn(const std::string& prefix, double tokens, double hidden, double ffn, const Shard& s,

@@ -111,21 +111,26 @@ class StepEmitter {
     return t;
   }
 
+  Task compute_task(const PassCursor& c, const PassItem& item) const {
+    Task t = base(c, item);
+    t.kind = TaskKind::compute;
+    t.stream = Stream::compute;
+    t.activity = Activity::compute;
+    t.seconds = item.cost.pipelined_seconds;
+    t.gpu_seconds = item.cost.gpu_seconds;
+    t.flop = item.cost.flop;
+    t.model_flop = item.cost.model_flop;
+    t.kernels = item.cost.kernels;
+    t.recompute_seconds = item.cost.recompute_seconds;
+    return t;
+  }
+
   // Emits the pass's items up to and including its next communication.
   void segment(PassCursor& c) {
     while (!c.done()) {
       const PassItem& item = c.items[c.next++];
-      Task t = base(c, item);
+      Task t = item.is_comm ? base(c, item) : compute_task(c, item);
       if (!item.is_comm) {
-        t.kind = TaskKind::compute;
-        t.stream = Stream::compute;
-        t.activity = Activity::compute;
-        t.seconds = item.cost.pipelined_seconds;
-        t.gpu_seconds = item.cost.gpu_seconds;
-        t.flop = item.cost.flop;
-        t.model_flop = item.cost.model_flop;
-        t.kernels = item.cost.kernels;
-        t.recompute_seconds = item.cost.recompute_seconds;
         if (item.beside_previous_comm) {
           // Runs after the communication is issued; only its own stream waits for it.
           if (c.last_compute >= 0) t.deps.push_back(c.last_compute);
@@ -156,13 +161,7 @@ class StepEmitter {
       c.last_task = em_.add(std::move(t));
       // Keep going through compute that runs beside this communication.
       while (!c.done() && c.items[c.next].beside_previous_comm) {
-        const PassItem& beside = c.items[c.next++];
-        Task w = base(c, beside);
-        w.seconds = beside.cost.pipelined_seconds;
-        w.gpu_seconds = beside.cost.gpu_seconds;
-        w.flop = beside.cost.flop;
-        w.model_flop = beside.cost.model_flop;
-        w.kernels = beside.cost.kernels;
+        Task w = compute_task(c, c.items[c.next++]);
         if (c.last_compute >= 0) w.deps.push_back(c.last_compute);
         em_.add(std::move(w));
       }
