@@ -62,6 +62,9 @@ std::string validation_markdown(const Validation& v) {
                        100 * r.relative_error, 100 * r.published.tolerance,
                        !r.within_tolerance ? "**outside**" : r.published.known_gap.empty() ? "ok" : "known gap");
   out += fmt::format("\nGB200 history monotone in moesim: {}.\n", v.history_monotone ? "yes" : "**no**");
+  out += "\nThe seeds' earlier GB200 NVL72 figure, 606 TFLOP/s per GPU, has no published configuration; "
+         "`gb200-history-step4` (MLM-G step 4, 610.71, within 1 % of it, the same season and the last "
+         "step before CUDA graphs) stands for it.\n";
   out += fmt::format("\nWeak scaling of the GB300 record layout, {} -> {} GPUs: {:.1f} % of per-GPU "
                      "throughput retained (published: {:.1f} % for Megatron-Core).\n",
                      v.scaling.from_gpus, v.scaling.to_gpus, 100 * v.scaling.efficiency,

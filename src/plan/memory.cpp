@@ -52,8 +52,17 @@ double saved_bytes(const model::Op& op, const model::Shard& s, double hidden) {
 
 double section_saved_bytes(const model::Section& sec, const Scenario& sc, const model::Shard& s) {
   double total = 0;
-  for (const auto& op : sec.ops)
-    if (!recomputed(sc.stack, op.module)) total += saved_bytes(op, s, sc.model.hidden);
+  for (const auto& op : sec.ops) {
+    if (recomputed(sc.stack, op.module)) continue;
+    double bytes = saved_bytes(op, s, sc.model.hidden);
+    // MLA's q, k and v come out of the up-projections: recomputing mla_up_proj rebuilds them for
+    // the attention backward, which then keeps only its output and log-sum-exp.
+    if (op.kind == model::OpKind::attention && recomputed(sc.stack, "mla_up_proj")) {
+      const double rows = op.attention_sequences * op.attention_seq_len * op.attention_heads;
+      bytes = rows * op.attention_v_dim * kBf16 + rows * kFp32;
+    }
+    total += bytes;
+  }
   return total;
 }
 
