@@ -69,13 +69,17 @@ std::string validation_markdown(const Validation& v) {
                      "throughput retained (published: {:.1f} % for Megatron-Core).\n",
                      v.scaling.from_gpus, v.scaling.to_gpus, 100 * v.scaling.efficiency,
                      100 * v.scaling.published);
-  bool any_gap = false;
-  for (const auto& r : v.runs)
-    if (!r.published.known_gap.empty()) {
-      if (!any_gap) out += "\n## Known gaps\n\n";
-      any_gap = true;
-      out += fmt::format("- **{}** (±{:.0f} %): {}\n", r.published.id, 100 * r.published.tolerance, r.published.known_gap);
-    }
+  // Known gaps, one bullet per explanation with the runs it covers, in order of first use.
+  std::vector<std::pair<std::string, std::string>> gaps;  // explanation, runs
+  for (const auto& r : v.runs) {
+    if (r.published.known_gap.empty()) continue;
+    auto it = std::find_if(gaps.begin(), gaps.end(), [&](const auto& g) { return g.first == r.published.known_gap; });
+    const std::string run = fmt::format("{} (±{:.0f} %)", r.published.id, 100 * r.published.tolerance);
+    if (it == gaps.end()) gaps.emplace_back(r.published.known_gap, run);
+    else it->second += ", " + run;
+  }
+  if (!gaps.empty()) out += "\n## Known gaps\n\n";
+  for (const auto& [why, runs] : gaps) out += fmt::format("- {}: {}.\n", runs, why);
   for (const auto& r : v.runs) {
     if (r.published.id != "gb300-mxfp8-2606") continue;
     out += "\n## Where the GB300 record step goes\n\n"
