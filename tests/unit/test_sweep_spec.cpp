@@ -81,7 +81,7 @@ TEST_CASE("sweep file mistakes are ConfigErrors naming the JSON path", "[sweep]"
   CHECK(error_for(R"("points": [{"base": "no-such.json"}])").json_path() == "$.points[0].base");
 }
 
-TEST_CASE("--shard i/n: round-robin slices counted from 0", "[sweep]") {
+TEST_CASE("Shards (--shard i/n) are round-robin slices counted from 0", "[sweep]") {
   const sweep::Shard s = sweep::parse_shard("1/3");
   CHECK(s.index == 1);
   CHECK(s.count == 3);
