@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "commands.hpp"
 #include "moesim/util/atomic_file.hpp"
@@ -9,7 +11,9 @@ namespace moesim::cli {
 
 void emit(const std::string& text, const std::string& output) {
   if (output.empty() || output == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    // A full disk or a closed pipe must not pass for success (exit 4, not 0).
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+      throw OutputError(std::string("cannot write to standard output: ") + std::strerror(errno));
     return;
   }
   try {

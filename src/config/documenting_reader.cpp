@@ -40,7 +40,7 @@ void DocumentingReader::number(const Key& k, double& out) {
 }
 
 void DocumentingReader::integer(const Key& k, int& out) {
-  add(k, "integer", std::to_string(out), range_text(k));
+  add(k, "integer", std::to_string(out), range_text(with_integer_cap(k)));
 }
 
 void DocumentingReader::boolean(const Key& k, bool& out) { add(k, "boolean", out ? "true" : "false", ""); }

@@ -82,6 +82,16 @@ json parse_json_text(const std::string& text, const std::string& label) {
     return json::parse(text, track, /*allow_exceptions=*/true, /*ignore_comments=*/false);
   } catch (const json::parse_error& e) {
     throw ConfigError(label, "$", "well-formed JSON; parse error at " + location(text, e.byte) + ": " + detail(e));
+  } catch (const json::out_of_range& e) {
+    // A number beyond a double's range (1e400): nlohmann reports it as out_of_range, not as a
+    // parse error; the frames still say whose value it was.
+    const std::string what = e.what();
+    const auto bracket = what.find("] ");
+    std::string path = path_of(frames);
+    if (!frames.empty()) path = frames.back().array ? path + "[" + std::to_string(frames.back().index) + "]"
+                                                    : child_path(path, frames.back().key);
+    throw ConfigError(label, path, "a number within the range of a double (about 1.8e308); " +
+                                       (bracket == std::string::npos ? what : what.substr(bracket + 2)));
   } catch (const DuplicateKey& d) {
     throw ConfigError(label, d.path, "each key once in an object; this key appears again (duplicate key)");
   }
@@ -90,7 +100,13 @@ json parse_json_text(const std::string& text, const std::string& label) {
 json read_json_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ConfigError(file.string(), "$", "an existing, readable JSON file");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {  // a directory opens, then fails on the first read (libstdc++ throws from underflow)
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception& e) {
+    throw ConfigError(file.string(), "$", std::string("an existing, readable JSON file; reading failed: ") + e.what());
+  }
+  if (in.bad()) throw ConfigError(file.string(), "$", "an existing, readable JSON file; reading failed");
   return parse_json_text(text, file.string());
 }
 

@@ -14,12 +14,14 @@ using nlohmann::json;
 
 fs::path find_configs_dir(const fs::path& scenario_file, const std::string& explicit_dir) {
   if (!explicit_dir.empty()) {
-    if (!fs::is_directory(explicit_dir))
+    std::error_code ec;  // e.g. a name too long for the file system: not a directory
+    if (!fs::is_directory(explicit_dir, ec))
       throw ConfigError(explicit_dir, "$", "an existing configs directory (given with --configs)");
     return explicit_dir;
   }
   if (const char* env = std::getenv("MOESIM_CONFIGS"); env && *env) {
-    if (!fs::is_directory(env)) throw ConfigError(env, "$", "an existing configs directory (given by $MOESIM_CONFIGS)");
+    std::error_code ec;
+    if (!fs::is_directory(env, ec)) throw ConfigError(env, "$", "an existing configs directory (given by $MOESIM_CONFIGS)");
     return env;
   }
   if (!scenario_file.empty()) {

@@ -98,7 +98,8 @@ class ParsingReader final : public Reader {
     state_.figures.push_back(rel_ + k.name);
   }
 
-  void integer(const Key& k, int& out) override {
+  void integer(const Key& declared, int& out) override {
+    const Key k = with_integer_cap(declared);
     const std::string expected = with_unit_and_range(k, "an integer");
     const json* v = find(k, expected, true);
     if (!v) return;

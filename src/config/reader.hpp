@@ -58,6 +58,16 @@ struct Key {
   }
 };
 
+// Integers without a declared maximum are at most 2^24: far above any real count or size, and
+// small enough that the later stages' int arithmetic on them (sums, per-layer and per-stage
+// lists) neither overflows nor allocates without bound. Both readers apply it, so the
+// documentation shows the bound that the parser enforces.
+inline constexpr int kIntegerMax = 1 << 24;
+inline Key with_integer_cap(Key k) {
+  if (!k.max) k.max = kIntegerMax;
+  return k;
+}
+
 inline Key key(std::string name, std::string meaning) {
   Key k;
   k.name = std::move(name);

@@ -63,7 +63,8 @@ fs::path config_file(const std::string& kind, const std::string& name, const fs:
   if (!plain_name(name))
     throw ConfigError(label, path, expected + "; got " + json(name).dump() + " (not a plain file name)");
   const fs::path file = configs_dir / kind / (name + ".json");
-  if (!fs::is_regular_file(file))
+  std::error_code ec;  // a name longer than the file system allows is "no such file", not a crash
+  if (!fs::is_regular_file(file, ec))
     throw ConfigError(label, path, expected + "; got " + json(name).dump() + " (no such file)");
   return file;
 }

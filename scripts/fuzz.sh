@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Fuzzes scenario parsing, validation and the layout (tests/fuzz/fuzz_entry.hpp) with libFuzzer,
+# under ASan and UBSan, for SECONDS seconds (default 60).
+#
+# Usage: scripts/fuzz.sh [SECONDS] [BUILD_DIR]      (default: 60 build-fuzz)
+#   FUZZ_JOBS=n       parallel fuzzing processes (default 1)
+#   FUZZ_REQUIRED=1   fail (exit 1) instead of skipping when clang's libFuzzer is missing
+#
+# Seeds: scenarios/, configs/, tests/fuzz/seeds/ (each config inline as an override, small valid
+# layouts; tests/fuzz/make_seeds.py writes them) and tests/fuzz/regressions/. The corpus the
+# fuzzer grows is kept in BUILD_DIR/corpus and reused by the next run.
+#
+# Exit: 0 nothing found; 1 a finding (crash, sanitizer report, timeout, out-of-memory), saved
+# in BUILD_DIR/findings/ -- fix it, then keep the input in tests/fuzz/regressions/ (replayed by
+# the normal test suite, "[fuzz]"); 77 skipped (no clang++ with libFuzzer).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${1:-60}
+build=${2:-"$here/build-fuzz"}
+jobs=${FUZZ_JOBS:-1}
+
+skip() {
+  echo "fuzz: $1" >&2
+  if [ "${FUZZ_REQUIRED:-0}" = 1 ]; then exit 1; fi
+  echo "fuzz: skipped" >&2
+  exit 77
+}
+command -v clang++ >/dev/null || skip "clang++ not found (Debian: apt-get install clang)"
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+printf '#include <cstddef>\n#include <cstdint>\nextern "C" int LLVMFuzzerTestOneInput(const std::uint8_t*, std::size_t) { return 0; }\n' \
+  >"$probe/probe.cpp"
+clang++ -fsanitize=fuzzer "$probe/probe.cpp" -o "$probe/probe" 2>"$probe/log" ||
+  skip "clang++ -fsanitize=fuzzer does not link: $(head -c 300 "$probe/log")"
+
+start=$(date +%s)
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DMOESIM_FUZZ=ON -DMOESIM_BUILD_TESTS=OFF -DMOESIM_BUILD_BENCH=OFF >/dev/null
+cmake --build "$build" --target moesim_fuzz -j "${BUILD_JOBS:-$(nproc)}"
+echo "fuzz: harness built in $(($(date +%s) - start)) s"
+
+fuzzer="$build/tests/fuzz/moesim_fuzz"
+corpus="$build/corpus"
+findings="$build/findings"
+mkdir -p "$corpus" "$findings"
+
+# Every regression input must still be handled before fuzzing starts.
+regressions=("$here"/tests/fuzz/regressions/*)
+if [ -e "${regressions[0]}" ]; then
+  "$fuzzer" "${regressions[@]}" >"$build/regressions.log" 2>&1 ||
+    { tail -40 "$build/regressions.log"; echo "fuzz: a regression input fails again" >&2; exit 1; }
+fi
+
+args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384
+      -dict="$here/tests/fuzz/moesim.dict" -artifact_prefix="$findings/" -print_final_stats=1)
+log="$build/fuzz.log"
+set +e
+if [ "$jobs" -gt 1 ]; then
+  "$fuzzer" "${args[@]}" -jobs="$jobs" -workers="$jobs" "$corpus" "$here/tests/fuzz/seeds" \
+    "$here/tests/fuzz/regressions" "$here/scenarios" "$here/configs" >"$log" 2>&1
+else
+  "$fuzzer" "${args[@]}" "$corpus" "$here/tests/fuzz/seeds" "$here/tests/fuzz/regressions" \
+    "$here/scenarios" "$here/configs" >"$log" 2>&1
+fi
+rc=$?
+set -e
+grep -E '^(#[0-9]+ +(INITED|DONE)|stat::)' "$log" | tail -8 || true
+if [ "$rc" -ne 0 ]; then
+  grep -E -A25 'ERROR: libFuzzer|ERROR: AddressSanitizer|runtime error|terminate called' "$log" | head -60 || tail -60 "$log"
+  echo "fuzz: FINDING after $(($(date +%s) - start)) s (rc $rc); inputs in $findings/:" >&2
+  ls -1 "$findings" >&2
+  exit 1
+fi
+echo "fuzz: no finding in ${seconds} s ($(ls "$corpus" | wc -l) corpus files)"
