@@ -143,19 +143,21 @@ Layout make_layout(const Scenario& s) {
   l.micro_batch = tr.micro_batch;
   l.interleaved = in.vpp > 1;
 
-  const int model_parallel = in.tp * in.cp * in.pp;
+  // Products of degrees in 64 bits: each degree may be up to 2^24 (the schema's integer bound).
+  const long long model_parallel = 1LL * in.tp * in.cp * in.pp;
   require(s.gpus % model_parallel == 0,
           fmt::format("world size {} is not divisible by tp*cp*pp = {}*{}*{} = {}", s.gpus, in.tp,
                       in.cp, in.pp, model_parallel));
-  l.dp = model_parallel > 0 ? s.gpus / model_parallel : 1;
+  l.dp = model_parallel <= s.gpus ? static_cast<int>(s.gpus / model_parallel) : 1;
   require(in.dp == 0 || in.dp == l.dp,
           fmt::format("dp = {} given, but gpus / (tp*cp*pp) = {} / {} = {}", in.dp, s.gpus,
                       model_parallel, l.dp));
   const int per_stage = s.gpus / std::max(1, in.pp);
-  require(per_stage % (in.ep * in.etp) == 0,
+  const long long expert_parallel = 1LL * in.ep * in.etp;
+  require(per_stage % expert_parallel == 0,
           fmt::format("ep*etp = {}*{} = {} must divide the {} ranks of a pipeline stage", in.ep,
-                      in.etp, in.ep * in.etp, per_stage));
-  l.edp = std::max(1, per_stage / std::max(1, in.ep * in.etp));
+                      in.etp, expert_parallel, per_stage));
+  l.edp = expert_parallel <= per_stage ? std::max(1, static_cast<int>(per_stage / expert_parallel)) : 1;
   if (m.moe.experts > 0) {
     require(m.moe.experts % in.ep == 0,
             fmt::format("{} experts cannot be split evenly over ep = {}", m.moe.experts, in.ep));
@@ -171,18 +173,19 @@ Layout make_layout(const Scenario& s) {
             fmt::format("{} KV heads are not divisible by tp = {}", m.attention.kv_heads, in.tp));
   require(m.dense_ffn == 0 || m.dense_ffn % in.tp == 0,
           fmt::format("dense FFN {} is not divisible by tp = {}", m.dense_ffn, in.tp));
-  require(tr.seq_len % (in.cp * (in.cp > 1 ? 2 : 1)) == 0,
+  require(tr.seq_len % (in.cp * (in.cp > 1 ? 2LL : 1LL)) == 0,
           fmt::format("sequence length {} is not divisible by 2*cp = {} (load-balanced context "
-                      "parallelism splits each sequence in 2*cp chunks)", tr.seq_len, 2 * in.cp));
-  require(in.tp == 1 || (tr.seq_len * tr.micro_batch / in.cp) % in.tp == 0,
+                      "parallelism splits each sequence in 2*cp chunks)", tr.seq_len, 2LL * in.cp));
+  const long long tokens_per_rank = 1LL * tr.seq_len * tr.micro_batch / in.cp;
+  require(in.tp == 1 || tokens_per_rank % in.tp == 0,
           fmt::format("tokens per micro-batch {} not divisible by tp = {} (sequence parallelism)",
-                      tr.seq_len * tr.micro_batch / in.cp, in.tp));
+                      tokens_per_rank, in.tp));
 
-  const int batch_per_step = tr.micro_batch * l.dp;
+  const long long batch_per_step = 1LL * tr.micro_batch * l.dp;
   require(batch_per_step > 0 && tr.global_batch % batch_per_step == 0,
           fmt::format("global batch {} is not divisible by micro_batch*dp = {}*{} = {}",
                       tr.global_batch, tr.micro_batch, l.dp, batch_per_step));
-  l.microbatches = batch_per_step > 0 ? tr.global_batch / batch_per_step : 0;
+  l.microbatches = batch_per_step > 0 ? static_cast<int>(tr.global_batch / batch_per_step) : 0;
   if (l.interleaved)
     require(l.microbatches % in.pp == 0,
             fmt::format("interleaved 1F1B needs micro-batches ({}) to be a multiple of pp ({})",
@@ -190,8 +193,14 @@ Layout make_layout(const Scenario& s) {
   require(l.microbatches >= 1, "fewer sequences in the global batch than data-parallel replicas");
 
   // Virtual stages.
-  const int n_stages = in.pp * in.vpp;
-  if (in.pipeline_layout.empty()) {
+  const long long n_stages = 1LL * in.pp * in.vpp;
+  // One list entry per virtual stage: bound them (pp*vpp reaches 2^48 otherwise).
+  constexpr long long kMaxStages = 1 << 16;
+  require(n_stages <= kMaxStages, fmt::format("pp*vpp = {}*{} = {} virtual stages; at most {}", in.pp, in.vpp,
+                                              n_stages, kMaxStages));
+  if (n_stages > kMaxStages) {
+    // reported above; nothing to expand
+  } else if (in.pipeline_layout.empty()) {
     l.pipeline_layout = generate_layout(m, tr, n_stages);
     l.pipeline_layout_generated = true;
   } else {
@@ -204,7 +213,7 @@ Layout make_layout(const Scenario& s) {
     problems.push_back(e.what());
   }
   if (!stages.empty()) {
-    require(static_cast<int>(stages.size()) == n_stages,
+    require(static_cast<long long>(stages.size()) == n_stages,
             fmt::format("pipeline_layout has {} virtual stages, pp*vpp = {}*{} = {} expected",
                         stages.size(), in.pp, in.vpp, n_stages));
     int t_total = 0, m_total = 0, e_total = 0, l_total = 0;

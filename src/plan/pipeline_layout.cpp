@@ -14,6 +14,8 @@ namespace {
 // Recursive-descent expansion: sequence := item*, item := (char | '(' sequence ')') ['*' N].
 class Expander {
  public:
+  static constexpr size_t kMaxExpanded = 1 << 20;
+
   explicit Expander(const std::string& text) : text_(text) {}
 
   std::string run() {
@@ -48,9 +50,13 @@ class Expander {
         size_t start = pos_;
         while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
         if (start == pos_) fail("'*' must be followed by a count");
-        repeat = std::stoi(text_.substr(start, pos_ - start));
+        // More than 6 digits is out of range anyway; std::stoi throws beyond INT_MAX.
+        repeat = pos_ - start <= 6 ? std::stoi(text_.substr(start, pos_ - start)) : 0;
         if (repeat < 1 || repeat > 100000) fail("repeat count out of range");
       }
+      // Nested repeats multiply: "((t*100000)*100000)" would be 10^10 characters.
+      if (out.size() + item.size() * static_cast<size_t>(repeat) > kMaxExpanded)
+        fail("expands to more than " + std::to_string(kMaxExpanded) + " characters");
       for (int i = 0; i < repeat; ++i) out += item;
     }
     return out;

@@ -237,10 +237,9 @@ TEST_CASE("a layout that does not fit in memory is reported, not refused (exit 0
   CHECK(test::listing(out) == std::vector<std::string>{"r.json"});
 }
 
-// Inputs that the configuration stage accepts and the layout stage (src/plan, not ours to change
-// here) mishandles today: reported to the plan stage's owner; [!mayfail] until fixed, so that
-// they show in every run without failing it. See docs/bad-inputs.md, "Open".
-TEST_CASE("open: layout values whose products overflow int", "[bad-inputs][!mayfail]") {
+// Inputs that the configuration stage accepts and whose products overflow int in the layout
+// stage: explained as infeasible layouts (exit 3), never undefined behaviour.
+TEST_CASE("Layout values whose products overflow int are explained", "[bad-inputs]") {
   TempTree tree("bad-open");
   struct Open {
     json patch;
