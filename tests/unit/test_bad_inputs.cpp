@@ -246,13 +246,14 @@ TEST_CASE("Layout values whose products overflow int are explained", "[bad-input
     std::string message;
   };
   const std::vector<Open> open = {
-      // pp*vpp = 2^32 wraps to 0 (UB): "pp*vpp = 65536*65536 = 0" today (SIGFPE before the
-      // layout generator's rewrite).
+      // pp*vpp = 2^32 used to wrap to 0 in int (a SIGFPE, later a "= 0" in the message).
       {{{"layout", {{"pp", 65536}, {"vpp", 65536}}}}, "65536*65536 = 4294967296"},
-      // tp*cp*pp = 46341*46341*2 wraps: the world-size rule shows a negative product today.
+      // tp*cp*pp used to wrap (UB), and the world-size rule showed the wrapped product.
       {{{"layout", {{"tp", 46341}, {"cp", 46341}}}}, "tp*cp*pp = 46341*46341*2 = 4294976562"},
-      // a repeat count beyond int: std::stoi throws out_of_range (exit 1) today.
-      {{{"layout", {{"pipeline_layout", "Et*99999999999|L"}}}}, "repeat count"},
+      // a repeat count beyond int: std::stoi threw out_of_range (exit 1).
+      {{{"layout", {{"pipeline_layout", "Et*99999999999|L"}}}}, "repeat count out of range"},
+      // nested repeats multiply: this one used to build a 10^20-character string.
+      {{{"layout", {{"pipeline_layout", "((((t*100000)*100000)*100000)*100000)"}}}}, "expands to more than"},
   };
   for (const Open& o : open) {
     const auto scenario = tree.write("scenarios/open.json", patched(o.patch));
