@@ -7,8 +7,9 @@
 #   quick      leave out the labels validation and scaling (the published runs: about half of
 #              the sanitized test time)
 #   JOBS=n     build jobs (default: nproc); CTEST_JOBS=n test jobs (default 2)
-# Measured on the 2-core development machine (shared, so an upper bound): build about 12 min
-# of CPU (6-8 min wall with -j2), unit tests 92 s and validation + scaling 88 s with -j2.
+# Measured on the shared 2-core development machine from a clean tree (inside .ci/run with
+# CI_SANITIZE=1, at nice 10): build 569 s with -j2, whole suite 127 s with -j2 (validation +
+# scaling are about half of it). The whole of .ci/run with this step took 17 min.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
