@@ -47,6 +47,14 @@ void describe_moe(Reader& r, MoeSpec& m) {
             m.first_dense_layers);
   r.integer(key("moe_layer_freq", "every k-th layer after the dense ones is MoE").optional().at_least(1),
             m.moe_layer_freq);
+  r.integer(key("n_group", "router groups: the experts split into this many equal groups of consecutive experts "
+                           "(DeepSeek n_group, Megatron moe_router_num_groups); 1 = no group-limited routing")
+                .optional().at_least(1),
+            m.router_groups);
+  r.integer(key("topk_group", "groups a token's top-k experts may come from (DeepSeek topk_group, Megatron "
+                              "moe_router_group_topk); 0 = all groups")
+                .optional().at_least(0),
+            m.router_groups_per_token);
 
   const bool moe = m.experts > 0;
   r.rule("top_k", !moe || (m.top_k >= 1 && m.top_k <= m.experts), "with experts: 1 <= top_k <= experts",
@@ -55,6 +63,15 @@ void describe_moe(Reader& r, MoeSpec& m) {
   r.rule("experts", moe || (m.top_k == 0 && m.expert_ffn == 0 && m.shared_experts == 0 && m.first_dense_layers == 0),
          "a dense model (experts 0) sets no other moe key");
   r.rule("shared_ffn", (m.shared_experts > 0) == (m.shared_ffn > 0), "shared_ffn > 0 exactly when shared_experts > 0");
+  r.rule("n_group", m.router_groups <= 1 || (moe && m.experts % m.router_groups == 0),
+         "n_group > 1 divides experts", fmt::format("n_group {}, experts {}", m.router_groups, m.experts));
+  r.rule("topk_group", m.router_groups_per_token <= m.router_groups, "topk_group <= n_group",
+         fmt::format("topk_group {}, n_group {}", m.router_groups_per_token, m.router_groups));
+  r.rule("topk_group", m.router_groups_per_token == 0 || m.router_groups <= 1 ||
+                           m.top_k <= m.router_groups_per_token * (m.experts / m.router_groups),
+         "top_k experts fit in topk_group groups",
+         fmt::format("top_k {}, topk_group {} groups of {} experts", m.top_k, m.router_groups_per_token,
+                     m.router_groups > 0 ? m.experts / m.router_groups : 0));
 }
 
 }  // namespace

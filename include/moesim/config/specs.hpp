@@ -73,6 +73,8 @@ struct MoeSpec {
   int shared_ffn = 0;                     // intermediate size of ALL shared experts together
   int first_dense_layers = 0;             // leading layers with a dense FFN instead of MoE
   int moe_layer_freq = 1;                 // every k-th layer after the dense ones is MoE
+  int router_groups = 1;                  // n_group: experts split into this many equal groups
+  int router_groups_per_token = 0;        // topk_group: groups a token may use; 0 = all
 };
 
 struct ModelSpec {
