@@ -81,6 +81,8 @@ void describe_scenario(Reader& r, Scenario& s) {
   if (r.object(key("published", "a measured result this scenario reproduces; absent = none").optional(),
                [&](Reader& x) { describe_published(x, published); }))
     s.published = published;
+  std::string comment;  // for readers of the file only
+  r.text(key("comment", "what the scenario shows, for its readers (not simulated)").optional().may_be_empty(), comment);
 
   r.rule("gpus", s.gpus <= s.system.max_gpus, "at most the system's max_gpus",
          fmt::format("{} > {}", s.gpus, s.system.max_gpus));

@@ -33,6 +33,25 @@ void describe_support(Reader& r, StackSupport& s) {
             s.switches, switch_names());
 }
 
+void describe_kernel(Reader& r, EpKernelSpec& k) {
+  r.number(key("nvlink_efficiency", "fraction of the NVLink port the kernel reaches when the link binds").above(0).at_most(1),
+           k.nvlink_efficiency);
+  r.number(key("sm_gbytes_per_s", "NVLink bytes one of the kernel's SMs moves per second when its SMs bind; 0 = "
+                                  "they never bind")
+               .in("GB/s", 1e9)
+               .at_least(0),
+           k.sm_bytes_per_s);
+  r.number(key("rdma_efficiency", "fraction of the NIC the kernel's RDMA copies reach").above(0).at_most(1),
+           k.rdma_efficiency);
+}
+
+void describe_dispatcher(Reader& r, EpDispatcherSpec& d) {
+  r.object(key("dispatch", "the dispatch kernel (also the combine's backward)"),
+           [&](Reader& k) { describe_kernel(k, d.dispatch); });
+  r.object(key("combine", "the combine kernel (also the dispatch's backward)"),
+           [&](Reader& k) { describe_kernel(k, d.combine); });
+}
+
 }  // namespace
 
 void describe_recipe(Reader& r, RecipeSpec& s) {
@@ -96,11 +115,10 @@ void describe_stack(Reader& r, StackSpec& s) {
   r.text(key("name", "display name of the release, e.g. \"Megatron-Bridge 26.06\""), s.name);
   r.object(key("supports", "what the release can run: the recipe values it offers"),
            [&](Reader& x) { describe_support(x, s.supports); });
-  r.number(key("dispatcher_bw_efficiency", "achieved / link bandwidth of the dispatcher's transfers").above(0).at_most(1),
-           s.dispatcher_bw_efficiency);
-  r.number(key("combine_bw_efficiency", "achieved / link bandwidth of the combine (0: as the dispatch)")
-               .optional().at_least(0).at_most(1),
-           s.combine_bw_efficiency);
+  r.object(key("deepep", "measured performance of the release's DeepEP normal kernels (DeepEP's own benchmarks)"),
+           [&](Reader& x) { describe_dispatcher(x, s.deepep); });
+  r.object(key("hybridep", "measured performance of the release's HybridEP kernels (its own benchmarks)"),
+           [&](Reader& x) { describe_dispatcher(x, s.hybridep); });
   r.number(key("host_overhead_per_kernel_us", "host time per kernel launched eagerly (not graph-captured)")
                .in("us", 1e-6).at_least(0),
            s.host_overhead_per_kernel_s);

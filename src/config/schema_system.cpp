@@ -15,6 +15,24 @@ void describe_fabric(Reader& r, FabricSpec& f) {
   r.number(key("switch_latency_us", "latency of one switch hop").in("us", 1e-6).at_least(0), f.switch_latency_s);
 }
 
+void describe_nccl(Reader& r, NcclSpec& n) {
+  r.choice(key("arch", "GPU architecture whose NCCL tuning tables apply (latencies, per-channel caps)"), n.arch,
+           {"hopper", "blackwell"});
+  r.number(key("nvlink_efficiency", "fraction of the NVLink port a ring or point-to-point transfer reaches with "
+                                    "the Simple protocol (nccl-tests bus bandwidth / link rate)")
+               .above(0).at_most(1),
+           n.nvlink_efficiency);
+  r.number(key("nvls_efficiency", "fraction of the NVLink port an NVLS (NVLink SHARP) collective reaches; 0 = the "
+                                  "switches have no NVLS")
+               .at_least(0).at_most(1),
+           n.nvls_efficiency);
+  r.number(key("net_efficiency", "fraction of the NIC a Simple-protocol transfer reaches").above(0).at_most(1),
+           n.net_efficiency);
+  r.integer(key("channels", "CTAs (one SM each) a ring, tree or point-to-point collective runs on").at_least(1).at_most(64),
+            n.channels);
+  r.integer(key("nvls_channels", "CTAs an NVLS collective runs on").at_least(1).at_most(64), n.nvls_channels);
+}
+
 }  // namespace
 
 void describe_system(Reader& r, SystemSpec& s) {
@@ -33,6 +51,8 @@ void describe_system(Reader& r, SystemSpec& s) {
   r.number(key("nic_latency_us", "one-way latency of one NIC end (NIC and cable)").in("us", 1e-6).at_least(0),
            s.nic_latency_s);
   r.object(key("fabric", "the scale-out network"), [&](Reader& f) { describe_fabric(f, s.fabric); });
+  r.object(key("nccl", "how NCCL performs on this system (collective algorithms, see docs/method.md)"),
+           [&](Reader& n) { describe_nccl(n, s.nccl); });
   r.integer(key("max_gpus", "largest cluster this file describes (scenarios may use up to this many GPUs)").at_least(1),
             s.max_gpus);
   r.sources(sources_key(), s.sources);

@@ -13,7 +13,7 @@ namespace {
 const std::vector<std::vector<std::string>>& setting_groups() {
   static const std::vector<std::vector<std::string>> groups = {
       {"fused_permute"}, {"cross_entropy_fusion"}, {"router_fusion"},
-      {"dispatcher", "dispatcher_bw_efficiency", "combine_bw_efficiency", "dispatcher_sms"},
+      {"dispatcher", "dispatcher_sms", "deepep", "hybridep"},
       {"fp8_dispatch"}, {"recompute"}, {"cuda_graphs"},
       {"host_overhead_per_kernel_us"}, {"eager_launch_gap_us"}, {"graph_launch_per_kernel_us"},
       {"programmatic_dependent_launch", "fused_swizzle"}, {"fused_quantization"}, {"fp8_attention"},

@@ -3,13 +3,17 @@
 #include <simgrid/s4u.hpp>
 
 #include <array>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 
 #include "breakdown.hpp"
 #include "moesim/engine/simulate.hpp"
 #include "moesim/platform/collective.hpp"
+#include "moesim/platform/ep_dispatch.hpp"
 #include "moesim/platform/isolated_run.hpp"
+#include "moesim/platform/nccl.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -20,6 +24,17 @@ using workload::Task;
 using workload::TaskKind;
 
 namespace {
+
+// A collective as one GPU runs it: its plan and the SMs it holds meanwhile.
+struct PlannedCollective {
+  platform::TierLoad load;
+  int sms = 0;
+  double copies_per_token = 0;   // EP exchanges
+  double domains_per_token = 0;
+};
+// What identifies a collective's plan on one GPU: (group role, kind, bytes, EP tokens, EP token
+// bytes, EP combine kernel).
+using PlanKey = std::tuple<int, int, double, double, double, bool>;
 
 // A simulated GPU: its program, which of its tasks are done, which pipeline messages arrived.
 struct Gpu {
@@ -37,7 +52,10 @@ struct Gpu {
   std::vector<int> pp_peers;              // global rank of each pipeline rank of its pipeline
   bool observed = false;
   std::vector<TaskInterval> intervals;
+  std::map<PlanKey, PlannedCollective> plans;  // the few distinct collectives it runs, planned once
+  Traffic traffic;
 };
+
 
 class Simulation {
  public:
@@ -56,6 +74,7 @@ class Simulation {
       for (int r = 0; r < l_.world; ++r) simulated.push_back(r);
     }
     platform_ = platform::Platform::build(topo, opt_.fidelity, simulated);
+    ep_request_ = platform::ep_exchange_request(s_.recipe, s_.stack, s_.model);
     index_of_.assign(l_.world, -1);
     wake_lists();
     gpus_.resize(simulated.size());
@@ -102,6 +121,7 @@ class Simulation {
       st.replicas = l_.world / l_.pp;
       for (const TaskInterval& iv : g.intervals) st.finish_s = std::max(st.finish_s, iv.end_s);
       st.breakdown = attribute_time(*g.program, g.intervals, result.step_time_s);
+      st.traffic = g.traffic;
       if (opt_.record_timeline) st.timeline = std::move(g.intervals);
       result.stages.push_back(std::move(st));
     }
@@ -171,18 +191,26 @@ class Simulation {
       case TaskKind::collective: {
         const platform::Group& group = g.groups[static_cast<int>(t.group)];
         if (group.ranks.size() <= 1) return;
-        // A dispatcher that runs on SMs takes its share of the GPU while it communicates, so
-        // compute beside it slows by that fraction.
+        const PlannedCollective& plan = planned(g, t, group);
+        if (g.observed) count_traffic(g, t, plan);
+        // A collective's kernels (NCCL's channels, a dispatcher's SMs) take their share of the
+        // GPU while it communicates, so compute beside it slows by that fraction.
         sg4::ExecPtr sms;
-        if (t.sm_fraction > 0)
-          sms = sg4::this_actor::exec_init(1e30)->set_bound(t.sm_fraction * host->get_speed());
+        const int sm_count = platform_->topology().gpu_sm_count;
+        if (plan.sms > 0 && sm_count > 0)
+          sms = sg4::this_actor::exec_init(1e30)->set_bound(std::min(1.0, static_cast<double>(plan.sms) / sm_count) *
+                                                           host->get_speed());
         if (sms) sms->start();
-        platform::run_collective(*platform_, t.collective, group, t.bytes, g.rank, tag);
+        platform::run_load(*platform_, group, plan.load, g.rank, tag);
         if (sms) sms->cancel();
         return;
       }
       case TaskKind::pp_send: {
         const int peer = g.pp_peers[t.peer_pp_rank];
+        if (g.observed) {
+          const bool nvlink = platform_->topology().domain_of(peer) == platform_->topology().domain_of(g.rank);
+          (nvlink ? g.traffic.other_nvlink_bytes : g.traffic.other_nic_bytes) += t.bytes;
+        }
         if (t.bytes > 0) sg4::Comm::sendto(host, platform_->host(peer), static_cast<uint64_t>(t.bytes));
         Gpu& to = gpus_[index_of_[peer]];
         std::unique_lock<sg4::Mutex> lock(*to.mutex);
@@ -193,10 +221,51 @@ class Simulation {
     }
   }
 
+  // The plan of a collective task on this GPU's own group: NCCL's algorithm, or the recipe's EP
+  // dispatcher for an EP exchange. Planned once per distinct collective.
+  const PlannedCollective& planned(Gpu& g, const Task& t, const platform::Group& group) {
+    const bool ep = t.group == workload::GroupRole::ep && t.ep_token_bytes > 0;
+    const PlanKey key{static_cast<int>(t.group), static_cast<int>(t.collective), t.bytes, t.ep_tokens,
+                      t.ep_token_bytes, t.ep_combine_kernel};
+    auto it = g.plans.find(key);
+    if (it != g.plans.end()) return it->second;
+    PlannedCollective p;
+    const platform::Topology& topo = platform_->topology();
+    if (ep) {
+      platform::EpExchangeRequest r = ep_request_;
+      r.kernel = t.ep_combine_kernel ? platform::EpKernel::combine : platform::EpKernel::dispatch;
+      r.tokens = t.ep_tokens;
+      r.token_bytes = t.ep_token_bytes;
+      const platform::EpExchangePlan e = platform::plan_ep_exchange(topo, group, r, g.rank);
+      p.load = e.load;
+      p.sms = r.dispatcher == platform::EpDispatcher::nccl_alltoall ? e.channels : r.sms;
+      p.copies_per_token = e.copies_per_token;
+      p.domains_per_token = e.domains_per_token;
+    } else {
+      const platform::CollectivePlan c = platform::plan_collective(topo, t.collective, group, t.bytes, g.rank);
+      p.load = c.load;
+      p.sms = c.channels;
+    }
+    return g.plans.emplace(key, p).first->second;
+  }
+
+  static void count_traffic(Gpu& g, const Task& t, const PlannedCollective& p) {
+    if (t.group == workload::GroupRole::ep) {
+      g.traffic.ep_nvlink_bytes += p.load.nvlink_bytes;
+      g.traffic.ep_nic_bytes += p.load.nic_bytes;
+      g.traffic.ep_copies_per_token = p.copies_per_token;
+      g.traffic.ep_domains_per_token = p.domains_per_token;
+    } else {
+      g.traffic.other_nvlink_bytes += p.load.nvlink_bytes;
+      g.traffic.other_nic_bytes += p.load.nic_bytes;
+    }
+  }
+
   const Scenario& s_;
   const plan::Layout& l_;
   const workload::StepProgram& prog_;
   Options opt_;
+  platform::EpExchangeRequest ep_request_;
   std::unique_ptr<platform::Platform> platform_;
   std::vector<Gpu> gpus_;
   std::vector<int> index_of_;

@@ -31,6 +31,23 @@ Breakdown breakdown_from(const nlohmann::json& j) {
   return b;
 }
 
+nlohmann::json traffic_json(const Traffic& t) {
+  return {{"ep_nvlink_bytes", t.ep_nvlink_bytes},       {"ep_nic_bytes", t.ep_nic_bytes},
+          {"other_nvlink_bytes", t.other_nvlink_bytes}, {"other_nic_bytes", t.other_nic_bytes},
+          {"ep_copies_per_token", t.ep_copies_per_token}, {"ep_domains_per_token", t.ep_domains_per_token}};
+}
+
+Traffic traffic_from(const nlohmann::json& j) {
+  Traffic t;
+  t.ep_nvlink_bytes = j.at("ep_nvlink_bytes");
+  t.ep_nic_bytes = j.at("ep_nic_bytes");
+  t.other_nvlink_bytes = j.at("other_nvlink_bytes");
+  t.other_nic_bytes = j.at("other_nic_bytes");
+  t.ep_copies_per_token = j.at("ep_copies_per_token");
+  t.ep_domains_per_token = j.at("ep_domains_per_token");
+  return t;
+}
+
 }  // namespace
 
 std::string to_wire(const SimResult& r) {
@@ -42,7 +59,7 @@ std::string to_wire(const SimResult& r) {
   for (const StageResult& s : r.stages) {
     nlohmann::json st = {{"pp_rank", s.pp_rank}, {"observed_rank", s.observed_rank},
                          {"replicas", s.replicas}, {"finish_s", s.finish_s},
-                         {"breakdown", breakdown_json(s.breakdown)}};
+                         {"breakdown", breakdown_json(s.breakdown)}, {"traffic", traffic_json(s.traffic)}};
     nlohmann::json tl = nlohmann::json::array();
     for (const TaskInterval& iv : s.timeline) tl.push_back({iv.task, iv.start_s, iv.end_s});
     st["timeline"] = std::move(tl);
@@ -64,6 +81,7 @@ SimResult from_wire(const std::string& text) {
     s.replicas = st.at("replicas");
     s.finish_s = st.at("finish_s");
     s.breakdown = breakdown_from(st.at("breakdown"));
+    s.traffic = traffic_from(st.at("traffic"));
     for (const auto& iv : st.at("timeline")) s.timeline.push_back({iv[0], iv[1], iv[2]});
     r.stages.push_back(std::move(s));
   }

@@ -152,19 +152,6 @@ double Op::forward_flop() const {
   return 0;
 }
 
-double dispatch_copies_per_token(const ModelSpec& m, int ep, const std::string& dispatcher) {
-  const int k = m.moe.top_k;
-  if (dispatcher == "alltoall" || ep <= 1) return k;
-  // Deduplicating dispatchers send a token once to each rank that hosts any of its experts.
-  // With k distinct experts drawn uniformly from E, the chance that a rank holding E/ep of them
-  // receives none is C(E - E/ep, k) / C(E, k).
-  const double E = m.moe.experts;
-  const double local = E / ep;
-  double none = 1.0;
-  for (int i = 0; i < k; ++i) none *= (E - local - i) / (E - i);
-  return ep * (1.0 - none);
-}
-
 Shard shard_for(const Scenario& sc) {
   Shard s;
   s.tp = sc.layout.tp;
@@ -229,7 +216,6 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
     // the device-to-host copy the NCCL all-to-all needs (MLM-G §2).
     p.router.ops.push_back(memory("alltoall_preprocess", routed_tokens * e.experts * kFp32Bytes, "moe", 8));
   }
-  const double copies = dispatch_copies_per_token(m, s.ep, s.dispatcher);
   const double permuted = routed_tokens * e.top_k * h;  // token-expert rows after permutation
   const double dispatch_elem_bytes =
       s.fp8_dispatch ? 1.0 + kMxScaleBytesPerElement : kBf16Bytes;
@@ -246,8 +232,9 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
   // about 3x slower than the fused one: we take 1/3 of the bandwidth.
   if (!s.fused_permute) permute.bandwidth_scale = 1.0 / 3;
   p.router.ops.push_back(permute);
-  p.comm.ep_dispatch_bytes_per_peer = routed_tokens * copies * h * dispatch_elem_bytes / s.ep;
-  p.comm.ep_combine_bytes_per_peer = routed_tokens * copies * h * kBf16Bytes / s.ep;
+  p.comm.ep_tokens = routed_tokens;
+  p.comm.ep_dispatch_token_bytes = h * dispatch_elem_bytes;
+  p.comm.ep_combine_token_bytes = h * kBf16Bytes;
 
   // Local experts: E/ep experts, each receiving tokens * k * ep / E rows under balanced routing.
   p.experts.name = "experts";

@@ -22,49 +22,37 @@ std::string_view to_string(CollectiveKind k) {
 double tier_seconds(const Topology& t, const TierLoad& load) {
   const double nvl = detail::nvlink_seconds(t, load);
   const double nic = detail::nic_seconds(t, load);
-  return load.tiers_sequential ? nvl + nic : std::max(nvl, nic);
+  const double tiers = load.tiers_sequential ? nvl + nic : std::max(nvl, nic);
+  return tiers > 0 ? tiers + load.latency_s : (load.nvlink_steps > 0 || load.nic_steps > 0 ? load.latency_s : 0.0);
 }
 
 namespace {
-
-// A member's load depends only on its domain's member count, so one member per domain suffices.
-TierLoad busiest_load(const Topology& t, CollectiveKind kind, const GroupLayout& l, double bytes) {
-  TierLoad best;
-  double best_s = -1;
-  for (const auto& members : l.domain_members) {
-    TierLoad load = detail::member_load(kind, l, members.front(), bytes);
-    const double s = tier_seconds(t, load);
-    if (s > best_s) {
-      best_s = s;
-      best = load;
-    }
-  }
-  return best;
-}
 
 std::string_view scaleout_tier(const Topology& t) { return t.oversubscription > 1.0 ? "spine" : "nic"; }
 
 }  // namespace
 
 TierLoad tier_load(const Topology& t, CollectiveKind kind, const Group& g, double bytes) {
-  return busiest_load(t, kind, detail::analyse_group(t, g), bytes);
+  return plan_collective(t, kind, g, bytes).load;
 }
 
 TierLoad tier_load(const Topology& t, CollectiveKind kind, const Group& g, double bytes, int rank) {
-  const GroupLayout l = detail::analyse_group(t, g);
-  return detail::member_load(kind, l, l.member(rank), bytes);
+  return plan_collective(t, kind, g, bytes, rank).load;
 }
 
 double closed_form_seconds(const Topology& t, CollectiveKind kind, const Group& g, double bytes) {
-  return tier_seconds(t, tier_load(t, kind, g, bytes));
+  return plan_collective(t, kind, g, bytes).seconds;
 }
 
-std::string_view bottleneck(const Topology& t, CollectiveKind kind, const Group& g, double bytes) {
-  const TierLoad load = tier_load(t, kind, g, bytes);
+std::string_view bottleneck(const Topology& t, const TierLoad& load) {
   const double nvl = detail::nvlink_seconds(t, load);
   const double nic = detail::nic_seconds(t, load);
   if (nvl <= 0 && nic <= 0) return "none";
   return nic > nvl ? scaleout_tier(t) : "nvlink";
+}
+
+std::string_view bottleneck(const Topology& t, CollectiveKind kind, const Group& g, double bytes) {
+  return bottleneck(t, tier_load(t, kind, g, bytes));
 }
 
 double all_to_all_v_seconds(const Topology& t, const Group& g, const std::vector<double>& bytes_matrix) {
@@ -85,9 +73,9 @@ double all_to_all_v_seconds(const Topology& t, const Group& g, const std::vector
     }
     const double nvl_bytes = std::max(nvl_out, nvl_in);
     const double nic_bytes = std::max(nic_out, nic_in);
-    const double nvl_s = detail::tier_part_seconds(nvl_bytes, nvl_bytes > 0 ? 1 : 0, detail::nvlink_rate(t),
+    const double nvl_s = detail::tier_part_seconds(nvl_bytes, nvl_bytes > 0 ? 1 : 0, detail::port_nvlink_rate(t),
                                                    t.nvlink_latency_s);
-    const double nic_s = detail::tier_part_seconds(nic_bytes, nic_bytes > 0 ? 1 : 0, detail::nic_rate(t),
+    const double nic_s = detail::tier_part_seconds(nic_bytes, nic_bytes > 0 ? 1 : 0, detail::port_nic_rate(t),
                                                    t.scaleout_latency_s());
     worst_s = std::max({worst_s, nvl_s, nic_s});
   }

@@ -1,68 +1,91 @@
+// What each algorithm moves through a member's ports (see nccl.hpp for the algorithms).
 #include "collective_load.hpp"
 
 #include <stdexcept>
+#include <string>
 
 namespace moesim::platform::detail {
 namespace {
 
-// Ring reduce-scatter (or all-gather) of a buffer of `bytes` per rank: in one domain a ring of
-// n; across domains an in-domain ring of S, then a ring of the S/k shard across the domains.
-TierLoad ring_half(const GroupLayout& l, int member, double bytes) {
+// Marks a tier used when it carries bytes (or, with no bytes at all, when the algorithm would
+// use it: a zero-byte collective still pays its latency).
+void use(double bytes, bool would_use, int steps, double& tier_bytes, int& tier_steps) {
+  tier_bytes = bytes;
+  tier_steps = (bytes > 0 || would_use) ? steps : 0;
+}
+
+// A ring of n members through d domains moves (n-1)/n S per member and step set; k-1 of every
+// k ring edges of a member's domain are NVLink and one is the NIC.
+TierLoad ring(const GroupLayout& l, int member, double per_member_bytes, int steps) {
   TierLoad load;
-  const int n = l.size;
   const int k = l.members_in_domain_of(member);
-  const int d = l.domains;
-  load.tiers_sequential = true;
-  if (d == 1) {
-    load.nvlink_bytes = (n - 1) * bytes / n;
-    load.nvlink_steps = n - 1;
+  if (l.domains == 1) {
+    use(per_member_bytes, true, steps, load.nvlink_bytes, load.nvlink_steps);
     return load;
   }
-  load.nvlink_bytes = (k - 1) * bytes / k;
-  load.nvlink_steps = k - 1;
-  load.nic_bytes = (d - 1) * (bytes / k) / d;
-  load.nic_steps = d - 1;
+  use(per_member_bytes * (k - 1) / k, k > 1, steps, load.nvlink_bytes, load.nvlink_steps);
+  use(per_member_bytes / k, true, steps, load.nic_bytes, load.nic_steps);
   return load;
+}
+
+[[noreturn]] void unsupported(NcclAlgorithm a, CollectiveKind kind) {
+  throw std::invalid_argument("collective: algorithm " + std::string(to_string(a)) + " does not implement " +
+                              std::string(to_string(kind)));
 }
 
 }  // namespace
 
-TierLoad member_load(CollectiveKind kind, const GroupLayout& l, int member, double bytes) {
+TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const GroupLayout& l, int member,
+                        double bytes) {
   if (bytes < 0) throw std::invalid_argument("collective: negative byte count");
+  const int n = l.size;
+  const int k = l.members_in_domain_of(member);
+  const int d = l.domains;
+  const bool reduction = kind == CollectiveKind::all_reduce;
   TierLoad load;
-  switch (kind) {
-    case CollectiveKind::all_to_all: {
-      const int k = l.members_in_domain_of(member);
-      load.nvlink_bytes = (k - 1) * bytes;
-      load.nvlink_steps = k > 1 ? 1 : 0;
-      load.nic_bytes = (l.size - k) * bytes;
-      load.nic_steps = l.size > k ? 1 : 0;
-      return load;
-    }
-    case CollectiveKind::all_gather:
-    case CollectiveKind::reduce_scatter: return ring_half(l, member, bytes);
-    case CollectiveKind::all_reduce: {
-      load = ring_half(l, member, bytes);
-      load.nvlink_bytes *= 2;
-      load.nvlink_steps *= 2;
-      load.nic_bytes *= 2;
-      load.nic_steps *= 2;
-      return load;
-    }
-    case CollectiveKind::send_recv: {
-      if (l.size != 2) throw std::invalid_argument("send_recv: the group must be {sender, receiver}");
-      // Sender and receiver carry the same bytes on the same tier.
-      if (l.domains == 1) {
-        load.nvlink_bytes = bytes;
-        load.nvlink_steps = 1;
-      } else {
-        load.nic_bytes = bytes;
-        load.nic_steps = 1;
+  switch (algorithm) {
+    case NcclAlgorithm::p2p: {
+      if (kind == CollectiveKind::send_recv) {
+        if (n != 2) throw std::invalid_argument("send_recv: the group must be {sender, receiver}");
+        // Sender and receiver carry the same bytes on the same tier.
+        if (d == 1) use(bytes, true, 1, load.nvlink_bytes, load.nvlink_steps);
+        else use(bytes, true, 1, load.nic_bytes, load.nic_steps);
+        return load;
       }
+      if (kind != CollectiveKind::all_to_all) unsupported(algorithm, kind);
+      use((k - 1) * bytes, k > 1, 1, load.nvlink_bytes, load.nvlink_steps);
+      use((n - k) * bytes, n > k, 1, load.nic_bytes, load.nic_steps);
+      return load;
+    }
+    case NcclAlgorithm::ring:
+    case NcclAlgorithm::pat: {
+      if (kind != CollectiveKind::all_gather && kind != CollectiveKind::reduce_scatter && !reduction)
+        unsupported(algorithm, kind);
+      if (algorithm == NcclAlgorithm::pat && (reduction || d == 1)) unsupported(algorithm, kind);
+      const int half = n - 1;
+      const double per_member = (reduction ? 2.0 : 1.0) * half * bytes / n;
+      return ring(l, member, per_member, algorithm == NcclAlgorithm::pat ? 1 : (reduction ? 2 : 1) * half);
+    }
+    case NcclAlgorithm::tree: {
+      if (!reduction || d == 1) unsupported(algorithm, kind);
+      use(2 * bytes * (k - 1) / k, k > 1, 1, load.nvlink_bytes, load.nvlink_steps);
+      use(2 * bytes / k, true, 1, load.nic_bytes, load.nic_steps);
+      return load;
+    }
+    case NcclAlgorithm::nvls: {
+      if (d != 1 || kind == CollectiveKind::all_to_all || kind == CollectiveKind::send_recv)
+        unsupported(algorithm, kind);
+      use(reduction ? bytes * (n + 1) / n : bytes, true, 1, load.nvlink_bytes, load.nvlink_steps);
+      return load;
+    }
+    case NcclAlgorithm::nvls_tree: {
+      if (!reduction || d == 1) unsupported(algorithm, kind);
+      use(bytes * (k + 1) / k, k > 1, 1, load.nvlink_bytes, load.nvlink_steps);
+      use((d == 2 ? 1.0 : 2.0) * bytes / k, true, 1, load.nic_bytes, load.nic_steps);
       return load;
     }
   }
-  throw std::invalid_argument("collective: unknown kind");
+  unsupported(algorithm, kind);
 }
 
 }  // namespace moesim::platform::detail

@@ -1,28 +1,39 @@
 #pragma once
-// Private: per-member tier loads of each algorithm, shared by the closed forms and the runners.
+// Private: per-member tier loads of each algorithm, shared by the closed forms, the NCCL planner
+// and the runners.
+#include <algorithm>
+
 #include "group_layout.hpp"
+#include "moesim/platform/nccl.hpp"
 
 namespace moesim::platform::detail {
 
-// Load of member `member` (index into the group) for one collective of `bytes` (see
-// collective.hpp for what `bytes` means per kind).
-TierLoad member_load(CollectiveKind kind, const GroupLayout& l, int member, double bytes);
+// Bytes member `member` moves through each tier under `algorithm` for one collective of `bytes`
+// (see collective.hpp for what `bytes` means per kind), and the algorithm's latency-bound steps
+// on each used tier (ring: its n-1 or 2(n-1) steps; the others one). Rates and latency_s are
+// left at their defaults. Throws std::invalid_argument for a negative byte count or an
+// algorithm that does not implement `kind`.
+TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const GroupLayout& l, int member,
+                        double bytes);
 
-// Effective per-rank bandwidth of each tier and its hop latency.
-inline double nvlink_rate(const Topology& t) { return t.nvlink_bytes_per_s; }
-inline double nic_rate(const Topology& t) {
-  const double share = t.spine_share_bytes_per_s();
-  return share < t.nic_bytes_per_s ? share : t.nic_bytes_per_s;
+// Effective per-rank rate of each tier: the plan's achieved rate, at most the port's.
+inline double port_nvlink_rate(const Topology& t) { return t.nvlink_bytes_per_s; }
+inline double port_nic_rate(const Topology& t) { return std::min(t.spine_share_bytes_per_s(), t.nic_bytes_per_s); }
+inline double nvlink_rate(const Topology& t, const TierLoad& l) {
+  return l.nvlink_bytes_per_s > 0 ? std::min(l.nvlink_bytes_per_s, port_nvlink_rate(t)) : port_nvlink_rate(t);
+}
+inline double nic_rate(const Topology& t, const TierLoad& l) {
+  return l.nic_bytes_per_s > 0 ? std::min(l.nic_bytes_per_s, port_nic_rate(t)) : port_nic_rate(t);
 }
 
 inline double tier_part_seconds(double bytes, int steps, double bytes_per_s, double hop_latency_s) {
   return steps > 0 ? bytes / bytes_per_s + steps * hop_latency_s : 0.0;
 }
 inline double nvlink_seconds(const Topology& t, const TierLoad& l) {
-  return tier_part_seconds(l.nvlink_bytes, l.nvlink_steps, nvlink_rate(t), t.nvlink_latency_s);
+  return tier_part_seconds(l.nvlink_bytes, l.nvlink_steps, nvlink_rate(t, l), t.nvlink_latency_s);
 }
 inline double nic_seconds(const Topology& t, const TierLoad& l) {
-  return tier_part_seconds(l.nic_bytes, l.nic_steps, nic_rate(t), t.scaleout_latency_s());
+  return tier_part_seconds(l.nic_bytes, l.nic_steps, nic_rate(t, l), t.scaleout_latency_s());
 }
 
 }  // namespace moesim::platform::detail

@@ -1,8 +1,8 @@
-// Running a collective inside an actor, folded (one representative, loop routes) or full (every
-// member, mailbox exchanges). Both move, per rank and tier, exactly the bytes of member_load()
-// and add the latency of the steps beyond the first as a sleep, so on an idle platform both
-// equal closed_form_seconds() and, under contention, the ports share bandwidth as SimGrid
-// decides.
+// Running a member's plan inside an actor, folded (one representative, loop routes) or full
+// (every member, mailbox exchanges). Both move, per rank and tier, exactly the plan's bytes, each
+// transfer capped at the tier's achieved rate, and add the latency of the steps beyond the first
+// and the library's latency as sleeps, so on an idle platform both equal tier_seconds() and,
+// under contention, the ports share bandwidth as SimGrid decides.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collective_load.hpp"
+#include "moesim/platform/nccl.hpp"
 
 namespace moesim::platform {
 
@@ -58,63 +59,101 @@ void finish_one(TierRun& tier) {
   if (tier.extra_latency_s > 0) sg4::this_actor::sleep_for(tier.extra_latency_s);
 }
 
-// Starts a tier with `start` (which fills TierRun::comms): all at once, or one after the other.
+// One tier of a plan: its bytes, the rate cap of its transfer (0: none) and its latency.
+struct TierSpec {
+  double bytes;
+  int steps;
+  double hop_latency_s;
+  double rate_cap;
+  bool nvlink;
+};
+
+// Starts a tier with `start` (which fills TierRun::comms): all at once, or one after the other;
+// then the library's latency.
 template <class StartTier>
 void run_tiers(const Topology& t, const TierLoad& load, StartTier&& start) {
-  struct Spec {
-    double bytes;
-    int steps;
-    double hop_latency_s;
-    bool nvlink;
-  };
-  const Spec specs[2] = {{load.nvlink_bytes, load.nvlink_steps, t.nvlink_latency_s, true},
-                         {load.nic_bytes, load.nic_steps, t.scaleout_latency_s(), false}};
+  // A cap at or above the port's rate changes nothing: leave the flow uncapped.
+  const double nvl_cap = detail::nvlink_rate(t, load) < detail::port_nvlink_rate(t) ? detail::nvlink_rate(t, load) : 0;
+  const double nic_cap = detail::nic_rate(t, load) < detail::port_nic_rate(t) ? detail::nic_rate(t, load) : 0;
+  const TierSpec specs[2] = {{load.nvlink_bytes, load.nvlink_steps, t.nvlink_latency_s, nvl_cap, true},
+                             {load.nic_bytes, load.nic_steps, t.scaleout_latency_s(), nic_cap, false}};
+  const bool any = load.nvlink_steps > 0 || load.nic_steps > 0;
   if (load.tiers_sequential) {
-    for (const Spec& s : specs) {
+    for (const TierSpec& s : specs) {
       if (s.steps <= 0) continue;
       TierRun tier;
       tier.extra_latency_s = extra_latency(s.steps, s.hop_latency_s);
-      start(s.nvlink, s.bytes, tier);
+      start(s, tier);
       finish_one(tier);
     }
-    return;
+  } else {
+    std::vector<TierRun> tiers;
+    tiers.reserve(2);
+    for (const TierSpec& s : specs) {
+      if (s.steps <= 0) continue;
+      tiers.emplace_back();
+      tiers.back().extra_latency_s = extra_latency(s.steps, s.hop_latency_s);
+      start(s, tiers.back());
+    }
+    finish_concurrent(tiers);
   }
-  std::vector<TierRun> tiers;
-  tiers.reserve(2);
-  for (const Spec& s : specs) {
-    if (s.steps <= 0) continue;
-    tiers.emplace_back();
-    tiers.back().extra_latency_s = extra_latency(s.steps, s.hop_latency_s);
-    start(s.nvlink, s.bytes, tiers.back());
-  }
-  finish_concurrent(tiers);
+  if (any && load.latency_s > 0) sg4::this_actor::sleep_for(load.latency_s);
+}
+
+char g_payload;  // mailbox puts need a non-null payload; its content is never read
+
+// A mailbox put, capped at `rate_cap` bytes/s when positive.
+sg4::CommPtr put_async(sg4::Mailbox* box, std::uint64_t size, double rate_cap) {
+  if (rate_cap <= 0) return box->put_async(&g_payload, size);
+  sg4::CommPtr c = box->put_init(&g_payload, size);
+  c->set_rate(rate_cap);
+  c->start();
+  return c;
 }
 
 // ---- folded: the representative loads its own ports through loop routes -------------------
 
-void run_folded(const Platform& p, CollectiveKind kind, const GroupLayout& l, double bytes, int self) {
-  sg4::Host* h = p.host(self);
-  if (kind == CollectiveKind::send_recv) {
-    if (self != l.ranks[0]) return;  // folded: the sender carries the transfer alone
-    const int receiver = l.ranks[1];
-    sg4::Host* dst = p.has_host(receiver) ? p.host(receiver)
-                     : l.domains == 1     ? p.nvlink_mirror(self)
-                                          : p.scaleout_mirror(self);
-    sg4::Comm::sendto(h, dst, to_bytes(bytes));
-    return;
-  }
-  const TierLoad load = detail::member_load(kind, l, l.member(self), bytes);
+// A host-to-host transfer, capped at `rate_cap` bytes/s when positive.
+sg4::CommPtr send_async(sg4::Host* from, sg4::Host* to, std::uint64_t size, double rate_cap) {
+  if (rate_cap <= 0) return sg4::Comm::sendto_async(from, to, size);
+  // The rate must be set while the comm is INITED: before both ends are known (setting the
+  // second one makes SimGrid 3.32 start it).
+  sg4::CommPtr c = sg4::Comm::sendto_init();
+  c->set_rate(rate_cap);
+  c->set_payload_size(size);
+  c->set_source(from);
+  c->set_destination(to);
+  if (c->get_state() == sg4::Activity::State::INITED) c->start();
+  return c;
+}
+
+// Folded send_recv: the sender carries the transfer alone, to the receiver's representative or
+// over its own loop route of the tier.
+void send_folded(const Platform& p, const GroupLayout& l, const TierLoad& load, int self) {
+  if (self != l.ranks[0]) return;
+  const int receiver = l.ranks[1];
+  sg4::Host* dst = p.has_host(receiver) ? p.host(receiver)
+                   : l.domains == 1     ? p.nvlink_mirror(self)
+                                        : p.scaleout_mirror(self);
+  const bool nvlink = l.domains == 1;
   const Topology& t = p.topology();
-  run_tiers(t, load, [&](bool nvlink, double tier_bytes, TierRun& tier) {
-    const std::uint64_t size = to_bytes(tier_bytes);
+  const double rate = nvlink ? detail::nvlink_rate(t, load) : detail::nic_rate(t, load);
+  const double port = nvlink ? detail::port_nvlink_rate(t) : detail::port_nic_rate(t);
+  send_async(p.host(self), dst, to_bytes(nvlink ? load.nvlink_bytes : load.nic_bytes), rate < port ? rate : 0)->wait();
+  if (load.latency_s > 0) sg4::this_actor::sleep_for(load.latency_s);
+}
+
+void run_folded(const Platform& p, const TierLoad& load, int self, std::string_view tag) {
+  const Topology& t = p.topology();
+  run_tiers(t, load, [&](const TierSpec& s, TierRun& tier) {
+    const std::uint64_t size = to_bytes(s.bytes);
     if (size == 0) {
       // SimGrid 3.32 never completes a 0-byte sendto_async under Comm::wait_any (deadlock
       // report; wait() works). Nothing competes for bandwidth, so its one hop is a sleep.
-      tier.extra_latency_s += nvlink ? t.nvlink_latency_s : t.scaleout_latency_s();
+      tier.extra_latency_s += s.hop_latency_s;
       return;
     }
-    sg4::Host* mirror = nvlink ? p.nvlink_mirror(self) : p.scaleout_mirror(self);
-    tier.comms.push_back(sg4::Comm::sendto_async(h, mirror, size));
+    tier.comms.push_back(put_async(p.mirror_mailbox(self, s.nvlink ? 0 : 1, tag), size, s.rate_cap));
   });
 }
 
@@ -129,49 +168,62 @@ sg4::Mailbox* mailbox(std::string_view tag, bool nvlink, int receiver_rank) {
   return sg4::Mailbox::by_name(name);
 }
 
-char g_payload;  // mailbox puts need a non-null payload; its content is never read
-
-void run_full(const GroupLayout& l, CollectiveKind kind, const Topology& t, double bytes, int self,
-              std::string_view tag) {
-  const int m = l.member(self);
-  const auto mi = static_cast<std::size_t>(m);
-
-  if (kind == CollectiveKind::send_recv) {
-    const bool nvlink = l.domains == 1;
-    if (m == 0) {
-      mailbox(tag, nvlink, l.ranks[1])->put(&g_payload, to_bytes(bytes));
-    } else {
-      void* received = nullptr;
-      mailbox(tag, nvlink, self)->get_async<void>(&received)->wait();
-    }
-    return;
+void send_full(const GroupLayout& l, const TierLoad& load, const Topology& t, int self, std::string_view tag) {
+  const bool nvlink = l.domains == 1;
+  if (l.member(self) == 0) {
+    const double rate = nvlink ? detail::nvlink_rate(t, load) : detail::nic_rate(t, load);
+    const double port = nvlink ? detail::port_nvlink_rate(t) : detail::port_nic_rate(t);
+    put_async(mailbox(tag, nvlink, l.ranks[1]), to_bytes(nvlink ? load.nvlink_bytes : load.nic_bytes),
+              rate < port ? rate : 0)
+        ->wait();
+  } else {
+    void* received = nullptr;
+    mailbox(tag, nvlink, self)->get_async<void>(&received)->wait();
   }
+  if (load.latency_s > 0) sg4::this_actor::sleep_for(load.latency_s);
+}
 
+void run_full(const GroupLayout& l, const TierLoad& load, const Topology& t, int self, std::string_view tag) {
+  const auto mi = static_cast<std::size_t>(l.member(self));
   // Where incoming payload pointers land; sized up front so the slots never move.
   std::vector<void*> received(static_cast<std::size_t>(1 + l.nic_in_count[mi]), nullptr);
   std::size_t next_slot = 0;
-  const TierLoad load = detail::member_load(kind, l, m, bytes);
-  run_tiers(t, load, [&](bool nvlink, double tier_bytes, TierRun& tier) {
-    const int peer = nvlink ? l.nvl_next[mi] : l.nic_peer[mi];
-    const int incoming = nvlink ? 1 : l.nic_in_count[mi];
-    tier.comms.push_back(mailbox(tag, nvlink, l.ranks[static_cast<std::size_t>(peer)])
-                             ->put_async(&g_payload, to_bytes(tier_bytes)));
-    sg4::Mailbox* inbox = mailbox(tag, nvlink, self);
+  run_tiers(t, load, [&](const TierSpec& s, TierRun& tier) {
+    const int peer = s.nvlink ? l.nvl_next[mi] : l.nic_peer[mi];
+    const int incoming = s.nvlink ? 1 : l.nic_in_count[mi];
+    tier.comms.push_back(put_async(mailbox(tag, s.nvlink, l.ranks[static_cast<std::size_t>(peer)]),
+                                   to_bytes(s.bytes), s.rate_cap));
+    sg4::Mailbox* inbox = mailbox(tag, s.nvlink, self);
     for (int i = 0; i < incoming; ++i) tier.comms.push_back(inbox->get_async<void>(&received[next_slot++]));
   });
 }
 
+void run_member(Platform& p, const GroupLayout& l, const TierLoad& load, bool send_recv, int self,
+                std::string_view tag) {
+  if (l.size <= 1) return;
+  if (send_recv) {
+    if (p.fidelity() == Fidelity::folded) send_folded(p, l, load, self);
+    else send_full(l, load, p.topology(), self, tag);
+    return;
+  }
+  if (p.fidelity() == Fidelity::folded) run_folded(p, load, self, tag);
+  else run_full(l, load, p.topology(), self, tag);
+}
+
 }  // namespace
+
+void run_load(Platform& p, const Group& g, const TierLoad& load, int self, std::string_view tag) {
+  const GroupLayout& l = p.group_cache().get(p.topology(), g);
+  run_member(p, l, load, false, self, tag);
+}
 
 void run_collective(Platform& p, CollectiveKind kind, const Group& g, double bytes, int self, std::string_view tag) {
   const GroupLayout& l = p.group_cache().get(p.topology(), g);
   if (kind == CollectiveKind::send_recv && l.size != 2)
     throw std::invalid_argument("send_recv: the group must be {sender, receiver}");
   if (l.size <= 1) return;
-  if (p.fidelity() == Fidelity::folded)
-    run_folded(p, kind, l, bytes, self);
-  else
-    run_full(l, kind, p.topology(), bytes, self, tag);
+  const TierLoad load = plan_collective(p.topology(), kind, g, bytes, self).load;
+  run_member(p, l, load, kind == CollectiveKind::send_recv, self, tag);
 }
 
 }  // namespace moesim::platform

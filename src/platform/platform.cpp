@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 
 #include "group_layout.hpp"
 
@@ -44,6 +45,23 @@ simgrid::s4u::Host* Platform::nvlink_mirror(int rank) const {
 
 simgrid::s4u::Host* Platform::scaleout_mirror(int rank) const {
   return mirror(scaleout_mirror_, fidelity_, rank, "scaleout_mirror");
+}
+
+simgrid::s4u::Mailbox* Platform::mirror_mailbox(int rank, int tier, std::string_view tag) const {
+  namespace sg4 = simgrid::s4u;
+  sg4::Host* mirror_host = tier == 0 ? nvlink_mirror(rank) : scaleout_mirror(rank);
+  std::string name = "mirror/";
+  name.append(tag).append(tier == 0 ? "/nvl/" : "/nic/").append(std::to_string(rank));
+  sg4::Mailbox* box = sg4::Mailbox::by_name(name);
+  if (!sinks_) sinks_ = std::make_shared<std::unordered_set<std::string>>();
+  auto& sinks = *std::static_pointer_cast<std::unordered_set<std::string>>(sinks_);
+  if (sinks.insert(name).second) {
+    sg4::Actor::create(name + "/sink", mirror_host, [box] {
+      sg4::Actor::self()->daemonize();
+      for (;;) box->get<char>();
+    });
+  }
+  return box;
 }
 
 Platform::GroupCache& Platform::group_cache() const {

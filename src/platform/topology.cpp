@@ -20,6 +20,7 @@ Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, 
   t.gpus = gpus;
   t.gpus_per_domain = gpus_per_domain;
   t.gpu_flop_per_s = system.gpu.peak_flop_per_s(precision);
+  t.gpu_sm_count = system.gpu.sm_count;
   t.nvlink_bytes_per_s = system.nvlink_bytes_per_s;
   t.nvlink_latency_s = system.nvlink_latency_s;
   t.nic_bytes_per_s = system.nic_bytes_per_s;
@@ -27,6 +28,15 @@ Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, 
   t.switch_latency_s = system.fabric.switch_latency_s;
   // A ratio below 1 would mean a spine faster than the NICs feeding it: the NIC bounds anyway.
   t.oversubscription = system.fabric.oversubscription >= 1.0 ? system.fabric.oversubscription : 1.0;
+  const NcclSpec& n = system.nccl;
+  t.nccl.modelled = true;
+  t.nccl.blackwell = n.arch == "blackwell";
+  t.nccl.nvls = n.nvls_efficiency > 0;
+  t.nccl.nvlink_efficiency = n.nvlink_efficiency;
+  t.nccl.nvls_efficiency = n.nvls_efficiency > 0 ? n.nvls_efficiency : 1.0;
+  t.nccl.net_efficiency = n.net_efficiency;
+  t.nccl.channels = n.channels;
+  t.nccl.nvls_channels = n.nvls_channels;
   return t;
 }
 

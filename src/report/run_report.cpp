@@ -20,6 +20,48 @@ nlohmann::json breakdown_json(const engine::Breakdown& b) {
           {"optimizer_s", b.optimizer_s}};
 }
 
+nlohmann::json traffic_json(const engine::Traffic& t) {
+  return {{"ep_nvlink_bytes", t.ep_nvlink_bytes},
+          {"ep_nic_bytes", t.ep_nic_bytes},
+          {"other_nvlink_bytes", t.other_nvlink_bytes},
+          {"other_nic_bytes", t.other_nic_bytes},
+          {"ep_copies_per_token", t.ep_copies_per_token},
+          {"ep_domains_per_token", t.ep_domains_per_token}};
+}
+
+// Bytes each observed GPU moved per step, by tier and kind: the dispatcher's deduplication shows
+// as fewer NIC bytes per token copy.
+std::string traffic_table(const driver::RunResult& r) {
+  const Scenario& s = r.scenario;
+  std::string out = fmt::format("\n  network traffic per GPU per step (GB, each direction; EP dispatcher {})\n",
+                                s.recipe.dispatcher);
+  out += fmt::format("  {:<24}", "");
+  for (const auto& st : r.sim.stages) out += fmt::format("{:>10}", fmt::format("pp{}", st.pp_rank));
+  out += "\n";
+  const std::pair<const char*, double engine::Traffic::*> rows[] = {
+      {"EP over NVLink", &engine::Traffic::ep_nvlink_bytes},
+      {"EP over the NIC", &engine::Traffic::ep_nic_bytes},
+      {"TP, DP, PP over NVLink", &engine::Traffic::other_nvlink_bytes},
+      {"TP, DP, PP over the NIC", &engine::Traffic::other_nic_bytes}};
+  for (const auto& [label, field] : rows) {
+    out += fmt::format("  {:<24}", label);
+    for (const auto& st : r.sim.stages) out += fmt::format("{:>10.2f}", st.traffic.*field / 1e9);
+    out += "\n";
+  }
+  if (!r.sim.stages.empty() && r.layout.ep > 1) {
+    const engine::Traffic& t = r.sim.stages.front().traffic;
+    const bool alltoall = s.recipe.dispatcher == "alltoall";
+    out += fmt::format("  a token goes to {:.2f} {}", t.ep_copies_per_token,
+                       alltoall ? "expert copies (NCCL all-to-all: one per expert, no deduplication)"
+                                : "GPUs (one copy per destination GPU)");
+    if (!alltoall && t.ep_domains_per_token > 1)
+      out += fmt::format(" in {:.2f} NVLink domains (one RDMA copy per destination domain, then NVLink)",
+                         t.ep_domains_per_token);
+    out += "\n";
+  }
+  return out;
+}
+
 nlohmann::json memory_json(const plan::MemoryBreakdown& m) {
   return {{"pp_rank", m.pp_rank},
           {"weights_bytes", m.weights_bytes},
@@ -84,6 +126,12 @@ nlohmann::json run_json(const driver::RunResult& r) {
     b["replicas"] = st.replicas;
     j["breakdown"].push_back(std::move(b));
   }
+  j["traffic"] = nlohmann::json::array();
+  for (const auto& st : r.sim.stages) {
+    nlohmann::json t = traffic_json(st.traffic);
+    t["pp_rank"] = st.pp_rank;
+    j["traffic"].push_back(std::move(t));
+  }
   j["memory"] = nlohmann::json::array();
   for (const auto& m : r.memory) j["memory"].push_back(memory_json(m));
   j["fits_in_memory"] = r.fits_in_memory;
@@ -131,6 +179,7 @@ std::string run_table(const driver::RunResult& r) {
       out += "\n";
     }
   }
+  out += traffic_table(r);
   out += "\n  memory per GPU (GB)\n";
   out += fmt::format("  {:<8}{:>9}{:>9}{:>10}{:>12}{:>9}{:>9}{:>9}\n", "rank", "weights", "grads",
                      "optimizer", "activations", "buffers", "total", "usable");

@@ -60,8 +60,16 @@ json task_args(const Task& t, double seconds) {
     case TaskKind::collective:
       a["collective"] = platform::to_string(t.collective);
       a["group"] = group_name(t.group);
-      a["bytes"] = t.bytes;
-      if (t.sm_fraction > 0) a["dispatcher_sm_fraction"] = t.sm_fraction;
+      if (t.ep_token_bytes > 0) {
+        // An EP exchange: what the rank routes, one copy per token; the dispatcher decides how
+        // many copies cross which link (the run's traffic table).
+        a["tokens"] = t.ep_tokens;
+        a["token_bytes"] = t.ep_token_bytes;
+        a["bytes"] = t.ep_tokens * t.ep_token_bytes;
+        a["kernel"] = t.ep_combine_kernel ? "combine" : "dispatch";
+      } else {
+        a["bytes"] = t.bytes;
+      }
       break;
     case TaskKind::pp_send:
       a["bytes"] = t.bytes;

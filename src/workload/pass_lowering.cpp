@@ -37,20 +37,27 @@ void PassLowering::compute(std::vector<PassItem>& out, const model::Section& sec
 void PassLowering::comm(std::vector<PassItem>& out, CollectiveKind kind, GroupRole group,
                         Activity activity, double bytes, const std::string& label) const {
   if (bytes <= 0) return;
-  if (group == GroupRole::ep) {
-    // The dispatcher reaches only part of the link bandwidth: it holds the port that much longer.
-    // The backward of the combine runs the dispatch kernel and vice versa.
-    const bool dispatch_kernel = (activity == Activity::ep_dispatch) == (label.find("backward") == std::string::npos);
-    const double combine = s_.stack.combine_bw_efficiency > 0 ? s_.stack.combine_bw_efficiency
-                                                              : s_.stack.dispatcher_bw_efficiency;
-    bytes /= dispatch_kernel ? s_.stack.dispatcher_bw_efficiency : combine;
-  }
   PassItem item;
   item.is_comm = true;
   item.collective = kind;
   item.group = group;
   item.activity = activity;
   item.bytes = bytes;
+  item.label = label;
+  out.push_back(std::move(item));
+}
+
+void PassLowering::ep_exchange(std::vector<PassItem>& out, const model::LayerProgram& p, Activity activity,
+                               double token_bytes, bool combine_kernel, const std::string& label) const {
+  if (p.comm.ep_tokens <= 0 || l_.ep <= 1) return;
+  PassItem item;
+  item.is_comm = true;
+  item.collective = CollectiveKind::all_to_all;
+  item.group = GroupRole::ep;
+  item.activity = activity;
+  item.ep_tokens = p.comm.ep_tokens;
+  item.ep_token_bytes = token_bytes;
+  item.ep_combine_kernel = combine_kernel;
   item.label = label;
   out.push_back(std::move(item));
 }
@@ -69,9 +76,9 @@ void PassLowering::layer_forward(int layer, bool moe, std::vector<PassItem>& out
     return;
   }
   compute(out, p.router, Phase::forward, name + " router");
-  comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_dispatch, p.comm.ep_dispatch_bytes_per_peer, name + " dispatch");
+  ep_exchange(out, p, Activity::ep_dispatch, p.comm.ep_dispatch_token_bytes, false, name + " dispatch");
   compute(out, p.experts, Phase::forward, name + " experts");
-  comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_combine, p.comm.ep_combine_bytes_per_peer, name + " combine");
+  ep_exchange(out, p, Activity::ep_combine, p.comm.ep_combine_token_bytes, true, name + " combine");
   compute(out, p.unpermute, Phase::forward, name + " unpermute");
   compute(out, p.shared_experts, Phase::forward, name + " shared experts");
 }
@@ -87,17 +94,18 @@ void PassLowering::layer_backward(int layer, bool moe, std::vector<PassItem>& ou
   } else {
     compute(out, p.shared_experts, Phase::backward, name + " shared experts backward");
     compute(out, p.unpermute, Phase::backward, name + " unpermute backward");
-    // Gradients travel the combine's path backwards, then the dispatch's; both in BF16.
-    comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_combine, p.comm.ep_combine_bytes_per_peer, name + " combine backward");
+    // Gradients travel the combine's path backwards (the dispatch kernel), then the dispatch's
+    // (the combine kernel); both in BF16.
+    ep_exchange(out, p, Activity::ep_combine, p.comm.ep_combine_token_bytes, false, name + " combine backward");
     if (s_.recipe.delay_wgrad) {
       // Megatron's delay_wgrad_compute: the expert weight gradients run while the dispatch's
       // backward all-to-all is in flight.
       compute(out, p.experts, Phase::backward, name + " experts dgrad", cost::GradPart::data_only);
-      comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_dispatch, p.comm.ep_combine_bytes_per_peer, name + " dispatch backward");
+      ep_exchange(out, p, Activity::ep_dispatch, p.comm.ep_combine_token_bytes, true, name + " dispatch backward");
       compute(out, p.experts, Phase::backward, name + " experts wgrad", cost::GradPart::weight_only, true);
     } else {
       compute(out, p.experts, Phase::backward, name + " experts backward");
-      comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_dispatch, p.comm.ep_combine_bytes_per_peer, name + " dispatch backward");
+      ep_exchange(out, p, Activity::ep_dispatch, p.comm.ep_combine_token_bytes, true, name + " dispatch backward");
     }
     compute(out, p.router, Phase::backward, name + " router backward");
   }

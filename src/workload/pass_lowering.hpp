@@ -24,6 +24,9 @@ struct PassItem {
   GroupRole group = GroupRole::ep;
   Activity activity = Activity::compute;
   double bytes = 0;
+  double ep_tokens = 0;            // EP exchanges (see Task)
+  double ep_token_bytes = 0;
+  bool ep_combine_kernel = false;
   std::string label;
 };
 
@@ -43,6 +46,10 @@ class PassLowering {
                bool beside = false) const;
   void comm(std::vector<PassItem>& out, platform::CollectiveKind kind, GroupRole group,
             Activity activity, double bytes, const std::string& label) const;
+  // An EP exchange of `p`'s tokens, one copy of `token_bytes` each, by the dispatch or the
+  // combine kernel.
+  void ep_exchange(std::vector<PassItem>& out, const model::LayerProgram& p, Activity activity, double token_bytes,
+                   bool combine_kernel, const std::string& label) const;
 
   const Scenario& s_;
   const plan::Layout& l_;

@@ -151,8 +151,9 @@ class StepEmitter {
       t.collective = item.collective;
       t.group = item.group;
       t.bytes = item.bytes;
-      if (item.group == GroupRole::ep && s_.system.gpu.sm_count > 0)
-        t.sm_fraction = static_cast<double>(s_.recipe.dispatcher_sms) / s_.system.gpu.sm_count;
+      t.ep_tokens = item.ep_tokens;
+      t.ep_token_bytes = item.ep_token_bytes;
+      t.ep_combine_kernel = item.ep_combine_kernel;
       if (c.last_task >= 0) t.deps.push_back(c.last_task);
       else {
         t.wait_message = c.wait;

@@ -39,7 +39,7 @@ TEST_CASE("simulated ring all-reduce, all-gather and reduce-scatter", "[platform
   const Topology hgx = gb300_like(32, 8);
   for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
     check_against_closed_form(in_rack, kind, range_group(0, 8), 256 * MB);
-    check_against_closed_form(hgx, kind, range_group(0, 32), 256 * MB);  // hierarchical, 4 domains
+    check_against_closed_form(hgx, kind, range_group(0, 32), 256 * MB);  // ring across 4 domains
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include "moesim/driver/run.hpp"
 #include "moesim/platform/collective.hpp"
+#include "moesim/platform/ep_dispatch.hpp"
 #include "moesim/workload/step_builder.hpp"
 #include "scenario_fixtures.hpp"
 
@@ -46,7 +47,15 @@ TEST_CASE("A 1-stage, 1-micro-batch step is the sum of its parts", "[engine]") {
     if (t.kind == workload::TaskKind::compute) expected += t.seconds;
     if (t.kind == workload::TaskKind::collective) {
       const auto group = t.group == workload::GroupRole::ep ? l.ep_group(0) : t.group == workload::GroupRole::dp ? l.dp_group(0) : l.edp_group(0);
-      expected += platform::closed_form_seconds(topo, t.collective, platform::Group{group}, t.bytes);
+      if (t.group == workload::GroupRole::ep) {
+        platform::EpExchangeRequest r = platform::ep_exchange_request(s.recipe, s.stack, s.model);
+        r.kernel = t.ep_combine_kernel ? platform::EpKernel::combine : platform::EpKernel::dispatch;
+        r.tokens = t.ep_tokens;
+        r.token_bytes = t.ep_token_bytes;
+        expected += platform::plan_ep_exchange(topo, platform::Group{group}, r, 0).seconds;
+      } else {
+        expected += platform::closed_form_seconds(topo, t.collective, platform::Group{group}, t.bytes);
+      }
     }
   }
   const auto r = run(s);

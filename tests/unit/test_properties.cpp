@@ -129,10 +129,20 @@ TEST_CASE("weak-scaling efficiency is never above 100 %", "[properties]") {
     // gradient reduce-scatter costs (e.g. L6 gpus8 pp2 vpp2 ep4 mb1x2 S2048: optimizer 43.5 ->
     // 21.8 ms, exposed DP 6.1 -> 23.2 ms, efficiency 103.4 %). Megatron behaves the same way,
     // so the invariant holds for the step without its optimizer, which is checked strictly.
+    // KNOWN, REPORTED too: NCCL's ring across d domains sends 1/k of a member's ring traffic
+    // through its NIC, concurrently with NVLink (k members per domain; docs/method.md), so a
+    // data-parallel group that spans more domains moves fewer bytes per NVLink port and its
+    // exposed part can shrink (e.g. a DP group of 16 in one NVL72 rack, NVLink-bound, against
+    // 32 over two racks: 15/16 -> 31/32 x 15/16 of the ring through each port). The step
+    // without its optimizer and its exposed DP time is checked strictly.
     WARN(c.label << " -> " << doubled << " GPUs: weak-scaling efficiency " << efficiency
-                 << " > 1, from the sharded optimizer step");
-    CHECK(large.metrics.step_time_s - max_optimizer_s(large) >=
-          (small.metrics.step_time_s - max_optimizer_s(small)) * (1 - kNoise));
+                 << " > 1, from the sharded optimizer step or the ring's NIC share");
+    auto without_dp = [](const driver::RunResult& r) {
+      double exposed_dp = 0;
+      for (const auto& st : r.sim.stages) exposed_dp = std::max(exposed_dp, st.breakdown.exposed_dp_s);
+      return r.metrics.step_time_s - max_optimizer_s(r) - exposed_dp;
+    };
+    CHECK(without_dp(large) >= without_dp(small) * (1 - kNoise));
   }
 }
 

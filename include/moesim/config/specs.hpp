@@ -38,6 +38,17 @@ struct FabricSpec {
   double switch_latency_s = 0;            // per switch hop
 };
 
+// How NCCL performs on a system: measured fractions of the links (nccl-tests bus bandwidths) and
+// the CTAs it runs on (see platform/nccl.hpp).
+struct NcclSpec {
+  std::string arch = "hopper";            // NCCL's latency/bandwidth tables: hopper or blackwell
+  double nvlink_efficiency = 1.0;         // ring/p2p Simple protocol, fraction of the NVLink port
+  double nvls_efficiency = 0;             // NVLS (NVLink SHARP), fraction of the port; 0 = no NVLS
+  double net_efficiency = 1.0;            // Simple protocol over the NIC, fraction of the NIC
+  int channels = 16;                      // CTAs (one SM each) of a ring/tree/p2p collective
+  int nvls_channels = 16;                 // CTAs of an NVLS collective
+};
+
 // configs/systems/<name>.json
 struct SystemSpec {
   std::string name;                       // e.g. "GB300 NVL72"
@@ -49,6 +60,7 @@ struct SystemSpec {
   double nic_bytes_per_s = 0;             // per GPU, per direction
   double nic_latency_s = 0;               // NIC + cable, one way, per end
   FabricSpec fabric;
+  NcclSpec nccl;
   int max_gpus = 0;                       // largest cluster the system file describes
   std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 };
@@ -121,6 +133,17 @@ struct RecipeSpec {
   std::vector<std::pair<std::string, bool>> switches() const;
 };
 
+// What one kernel (dispatch or combine) of a deduplicating EP dispatcher reaches, measured by its
+// own microbenchmarks (platform/ep_dispatch.hpp).
+struct EpKernelSpec {
+  double nvlink_efficiency = 1.0;         // fraction of the NVLink port when the link binds
+  double sm_bytes_per_s = 0;              // NVLink bytes one of its SMs moves per second; 0 = never binds
+  double rdma_efficiency = 1.0;           // fraction of the NIC for its RDMA copies
+};
+struct EpDispatcherSpec {
+  EpKernelSpec dispatch, combine;
+};
+
 // What a software release can run: the recipe values it offers.
 struct StackSupport {
   std::vector<std::string> dispatchers;   // recipe.dispatcher values
@@ -133,8 +156,8 @@ struct StackSupport {
 struct StackSpec {
   std::string name;
   StackSupport supports;
-  double dispatcher_bw_efficiency = 1.0;  // achieved / link bandwidth of the dispatch all-to-all
-  double combine_bw_efficiency = 0;       // same for the combine; 0 = as the dispatch
+  EpDispatcherSpec deepep;                // the release's DeepEP normal kernels
+  EpDispatcherSpec hybridep;              // the release's HybridEP kernels
   double host_overhead_per_kernel_s = 0;  // CPU time per kernel launch when not graph-captured
   double graph_launch_per_kernel_s = 0;   // per kernel replayed from a CUDA graph
   double eager_launch_gap_s = -1e-6;      // GPU idle between eagerly launched kernels; < 0: calibration's

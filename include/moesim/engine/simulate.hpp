@@ -33,6 +33,16 @@ struct Breakdown {
   double total() const;
 };
 
+// Bytes one observed GPU moved through its ports during the step (each direction), by kind.
+struct Traffic {
+  double ep_nvlink_bytes = 0;       // EP dispatch and combine, forward and backward
+  double ep_nic_bytes = 0;          //   (deduplicating dispatchers: one copy per (token, domain))
+  double other_nvlink_bytes = 0;    // TP, DP and PP
+  double other_nic_bytes = 0;
+  double ep_copies_per_token = 0;   // destination GPUs per token (top_k for the NCCL all-to-all)
+  double ep_domains_per_token = 0;  // destination NVLink domains per token, the own included
+};
+
 struct TaskInterval {
   int task = 0;
   double start_s = 0;
@@ -45,6 +55,7 @@ struct StageResult {
   int replicas = 0;              // GPUs that behave like it
   double finish_s = 0;
   Breakdown breakdown;
+  Traffic traffic;
   std::vector<TaskInterval> timeline;  // when Options::record_timeline
 };
 

@@ -43,12 +43,15 @@ struct Op {
   double forward_flop() const;     // arithmetic FLOP of the forward pass
 };
 
-// Communication a layer needs, per GPU per micro-batch, in bytes.
+// Communication a layer needs, per GPU per micro-batch. The EP exchange is described by what
+// it carries (tokens and the size of one token copy); how many copies cross which link is the
+// dispatcher's mechanism (platform/ep_dispatch.hpp, with the routing of model/routing.hpp).
 struct LayerComm {
   double tp_gather_bytes = 0;     // sequence-parallel all-gather of the layer input (full buffer)
   double tp_scatter_bytes = 0;    // reduce-scatter of the layer output (full buffer)
-  double ep_dispatch_bytes_per_peer = 0;  // forward dispatch, per (sender, receiver) pair
-  double ep_combine_bytes_per_peer = 0;   // forward combine, per pair (always BF16)
+  double ep_tokens = 0;           // tokens this rank routes (sequence-parallel share)
+  double ep_dispatch_token_bytes = 0;  // one token copy in the forward dispatch (FP8 + scales or BF16)
+  double ep_combine_token_bytes = 0;   // one copy in the combine and in both backward exchanges (BF16)
 };
 
 struct Section {
@@ -75,8 +78,7 @@ struct Shard {
   int micro_batch = 1;      // sequences
   int seq_len = 4096;
   Precision precision = Precision::bf16;
-  std::string dispatcher = "alltoall";  // alltoall sends one copy per (token, expert) pair;
-                                        // deepep / hybridep one per (token, destination rank)
+  std::string dispatcher = "alltoall";  // alltoall, deepep, hybridep (ops differ: preprocessing)
   bool fp8_dispatch = false;            // dispatch payload in FP8 (+ scales)
   bool fused_permute = false;
   bool fused_swizzle = false;
@@ -94,9 +96,5 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer);
 Section embedding_section(const ModelSpec& m, const Shard& s);
 Section output_section(const ModelSpec& m, const Shard& s);  // final norm, logits, loss
 Section mtp_extra_section(const ModelSpec& m, const Shard& s);  // MTP norms and eh_proj
-
-// Expected copies of a token that cross the EP all-to-all: k per token for the NCCL all-to-all,
-// the expected number of distinct destination ranks for the deduplicating dispatchers.
-double dispatch_copies_per_token(const ModelSpec& m, int ep, const std::string& dispatcher);
 
 }  // namespace moesim::model

@@ -17,6 +17,7 @@
 // has 1.5 x switch_latency_s, so that GPU -> GPU across domains (nic, uplink, uplink, nic) costs
 // Topology::scaleout_latency_s() = 2 nic + 3 switch hops (leaf, spine, leaf).
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include <simgrid/s4u.hpp>
@@ -55,6 +56,12 @@ class Platform {
   simgrid::s4u::Host* nvlink_mirror(int rank) const;   // host reached over [nvl UP, nvl DOWN]
   simgrid::s4u::Host* scaleout_mirror(int rank) const; // over [nic UP, spine share, nic DOWN]
 
+  // Folded only: the mailbox through which `rank` sends to its mirror on a tier (0 NVLink, 1 NIC)
+  // for the stream `tag`. A daemon actor on the mirror host receives from it forever, so each
+  // transfer is a mailbox comm (which, unlike a host-to-host one in SimGrid 3.32, honours
+  // Comm::set_rate) and concurrent streams flow side by side. Call from inside an actor.
+  simgrid::s4u::Mailbox* mirror_mailbox(int rank, int tier, std::string_view tag) const;
+
   // Derived per-group data (placement, ring neighbours) cached by the collectives; opaque here.
   struct GroupCache;
   GroupCache& group_cache() const;
@@ -71,6 +78,7 @@ class Platform {
   void build_full();
   void build_folded(const std::vector<int>& ranks);
   mutable std::shared_ptr<GroupCache> group_cache_;  // shared_ptr: deletable while incomplete
+  mutable std::shared_ptr<void> sinks_;              // mailboxes that have a receiving daemon
 };
 
 }  // namespace moesim::platform

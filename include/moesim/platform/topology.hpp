@@ -8,16 +8,33 @@
 
 namespace moesim::platform {
 
+// How NCCL performs on this system (nccl.hpp): measured fractions of each link its protocols
+// reach, the CTAs (SMs) it runs on, and the GPU architecture that selects NCCL's own latency
+// table. The defaults describe an ideal library: no NCCL algorithms but the ring and
+// point-to-point, each at the full link rate with one hop latency per step.
+struct NcclParams {
+  bool modelled = false;               // false: the ideal library above
+  bool blackwell = false;              // NCCL's tables: Hopper (sm90) or Blackwell (sm100)
+  bool nvls = false;                   // NVLink SHARP (NVSwitch gen 3+): NVLS and NVLS-tree
+  double nvlink_efficiency = 1.0;      // Simple protocol, ring and point-to-point, of the port
+  double nvls_efficiency = 1.0;        // NVLS, of the port
+  double net_efficiency = 1.0;         // Simple protocol over the NIC, of the NIC
+  int channels = 0;                    // CTAs of a ring/tree/p2p collective
+  int nvls_channels = 0;               // CTAs of an NVLS collective
+};
+
 struct Topology {
   int gpus = 0;
   int gpus_per_domain = 0;          // GPUs used per NVLink domain (<= the system's domain size)
   double gpu_flop_per_s = 0;        // dense peak in the run's precision
+  int gpu_sm_count = 0;             // SMs per GPU (a collective's CTAs take their share)
   double nvlink_bytes_per_s = 0;    // per GPU port, per direction
   double nvlink_latency_s = 0;      // one hop GPU -> NVSwitch -> GPU
   double nic_bytes_per_s = 0;       // per GPU NIC, per direction
   double nic_latency_s = 0;         // per NIC end
   double switch_latency_s = 0;      // per scale-out switch hop
   double oversubscription = 1.0;    // spine tier: leaf downlink / uplink bandwidth
+  NcclParams nccl;
 
   int domains() const { return (gpus + gpus_per_domain - 1) / gpus_per_domain; }
   int domain_of(int rank) const { return rank / gpus_per_domain; }

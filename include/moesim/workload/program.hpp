@@ -50,11 +50,15 @@ struct Task {
   std::int32_t kernels = 0;
   double recompute_seconds = 0;
 
-  // collective
+  // collective: NCCL's (bytes as platform::run_collective takes them) or, for the EP group, an
+  // exchange of the recipe's dispatcher described by what it carries; the engine plans both
+  // (platform/nccl.hpp, platform/ep_dispatch.hpp) on the GPU's own group
   platform::CollectiveKind collective = platform::CollectiveKind::all_to_all;
   GroupRole group = GroupRole::ep;
-  double bytes = 0;                 // see platform::run_collective
-  double sm_fraction = 0;           // SMs a dispatcher kernel holds while communicating
+  double bytes = 0;
+  double ep_tokens = 0;             // EP exchange: tokens this rank routes
+  double ep_token_bytes = 0;        // EP exchange: bytes of one token copy
+  bool ep_combine_kernel = false;   // EP exchange: the combine kernel (forward combine, backward dispatch)
 
   // pp_send
   std::int16_t peer_pp_rank = -1;

@@ -1,0 +1,60 @@
+#pragma once
+// NCCL's collective algorithms as they move data, and the choice NCCL makes among them.
+//
+// Each algorithm is described by what one member moves through its NVLink port and its NIC, the
+// rate it reaches there and its latency (collective_load.cpp derives the bytes):
+//  - ring (all-gather, reduce-scatter, all-reduce): one ring through every member per channel;
+//    across d domains each ring enters and leaves a domain once, and the channels' rings leave
+//    through different GPUs, so a member's NIC carries 1/k of its ring traffic (k members per
+//    domain) and its NVLink port the rest, concurrently;
+//  - tree (all-reduce across domains): a chain inside the domain, a double binary tree between
+//    domains: each member's NIC carries 2 S / k (reduce up, broadcast down);
+//  - NVLS (inside one NVSwitch domain): the switch reduces (multimem.ld_reduce) and multicasts
+//    (multimem.st): an all-reduce moves S (n+1)/n through each port, an all-gather or
+//    reduce-scatter S, in one step;
+//  - NVLS-tree (all-reduce across domains): NVLS inside, a tree of the S/k shards between
+//    domains (one exchange of S/k between two domains, 2 S/k beyond);
+//  - PAT (all-gather, reduce-scatter with one member per domain): the ring's bytes with a
+//    logarithmic latency;
+//  - p2p (all-to-all, send/recv): each peer pair directly, NVLink and NIC concurrently.
+// Rates: the Simple protocol reaches the measured fraction of each link (NcclParams, from
+// nccl-tests bus bandwidths); LL128 moves 120 of every 128 bytes (NCCL's model: 0.92 of
+// Simple, at most 36.7 GB/s per channel on Hopper, 40 on Blackwell), LL half (0.5). NCCL's
+// model adds 0.92 to the tree's all-reduce and 0.75 to PAT. Latencies are NCCL's own tuning
+// model (src/graph/tuning.cc, v2.30.7: base + per-step NVLink / network latencies per algorithm
+// and protocol). NCCL picks, per collective and size, the algorithm and protocol of least
+// predicted time (ncclTopoGetAlgoTime); moesim does the same with these times.
+// A collective holds its channels' CTAs (one SM each) while it runs.
+#include <string_view>
+
+#include "moesim/platform/collective.hpp"
+
+namespace moesim::platform {
+
+enum class NcclAlgorithm { ring, tree, nvls, nvls_tree, pat, p2p };
+enum class NcclProtocol { ll, ll128, simple };
+std::string_view to_string(NcclAlgorithm a);
+std::string_view to_string(NcclProtocol p);
+
+struct CollectivePlan {
+  NcclAlgorithm algorithm = NcclAlgorithm::p2p;
+  NcclProtocol protocol = NcclProtocol::simple;
+  int channels = 0;   // CTAs (SMs) it holds while it runs; 0 = none modelled
+  TierLoad load;      // of the member planned
+  double seconds = 0; // on an idle platform
+};
+
+// The plan of member `rank`; the algorithm and protocol are chosen for the whole group (least
+// time of its busiest member). An ideal library (Topology::nccl.modelled false) has only the ring
+// and p2p, at link rate, with one hop latency per step.
+CollectivePlan plan_collective(const Topology& t, CollectiveKind kind, const Group& g, double bytes, int rank);
+// The plan of the busiest member.
+CollectivePlan plan_collective(const Topology& t, CollectiveKind kind, const Group& g, double bytes);
+
+// nccl-tests' bus bandwidth of a collective of `ranks` members that took `seconds`: algorithm
+// bandwidth (size / time, size = the per-rank buffer: S, or ranks x the per-pair bytes for an
+// all-to-all) times 2(n-1)/n for an all-reduce, (n-1)/n for all-gather, reduce-scatter and
+// all-to-all, 1 for send/recv.
+double bus_bytes_per_s(CollectiveKind kind, int ranks, double bytes, double seconds);
+
+}  // namespace moesim::platform

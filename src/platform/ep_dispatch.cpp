@@ -1,0 +1,113 @@
+#include "moesim/platform/ep_dispatch.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "collective_load.hpp"
+
+namespace moesim::platform {
+
+EpDispatcher ep_dispatcher(std::string_view name) {
+  if (name == "alltoall") return EpDispatcher::nccl_alltoall;
+  if (name == "deepep") return EpDispatcher::deepep;
+  if (name == "hybridep") return EpDispatcher::hybridep;
+  throw std::invalid_argument("unknown EP dispatcher \"" + std::string(name) + "\" (alltoall, deepep, hybridep)");
+}
+
+std::string_view to_string(EpDispatcher d) {
+  switch (d) {
+    case EpDispatcher::nccl_alltoall: return "alltoall";
+    case EpDispatcher::deepep: return "deepep";
+    case EpDispatcher::hybridep: return "hybridep";
+  }
+  return "?";
+}
+
+namespace {
+
+EpKernelRates kernel_rates(const EpKernelSpec& k) { return {k.nvlink_efficiency, k.sm_bytes_per_s, k.rdma_efficiency}; }
+
+}  // namespace
+
+EpExchangeRequest ep_exchange_request(const RecipeSpec& recipe, const StackSpec& stack, const ModelSpec& model) {
+  EpExchangeRequest r;
+  r.dispatcher = ep_dispatcher(recipe.dispatcher);
+  r.routing = model::routing_shape(model);
+  r.sms = recipe.dispatcher_sms;
+  const EpDispatcherSpec& rates = r.dispatcher == EpDispatcher::hybridep ? stack.hybridep : stack.deepep;
+  r.rates = {kernel_rates(rates.dispatch), kernel_rates(rates.combine)};
+  return r;
+}
+
+namespace {
+
+// Distinct units per token; where the units and the router's groups do not nest, the group
+// limit is ignored (uniform top-k), which overstates the copies slightly.
+double distinct_units(const model::RoutingShape& r, int ep, int ranks_per_unit) {
+  if (ranks_per_unit >= ep) return r.top_k > 0 ? 1.0 : 0.0;
+  const int experts_per_unit = r.experts / ep * ranks_per_unit;
+  try {
+    return model::expected_distinct_units(r, experts_per_unit);
+  } catch (const std::invalid_argument&) {
+    model::RoutingShape uniform = r;
+    uniform.groups = uniform.groups_per_token = 1;
+    return model::expected_distinct_units(uniform, experts_per_unit);
+  }
+}
+
+EpExchangePlan nccl_plan(const Topology& t, const Group& g, const detail::GroupLayout& l, const EpExchangeRequest& r,
+                         int rank) {
+  EpExchangePlan plan;
+  const double n = l.size;
+  plan.copies_per_token = r.routing.top_k;
+  plan.domains_per_token = 0;
+  const double per_peer = r.tokens * r.routing.top_k / n * r.token_bytes;
+  const CollectivePlan c = plan_collective(t, CollectiveKind::all_to_all, g, per_peer, rank);
+  plan.load = c.load;
+  plan.channels = c.channels;
+  plan.logical_nvlink_bytes = r.tokens * r.routing.top_k * r.token_bytes;
+  return plan;
+}
+
+}  // namespace
+
+EpExchangePlan plan_ep_exchange(const Topology& t, const Group& g, const EpExchangeRequest& r, int rank) {
+  if (r.tokens < 0 || r.token_bytes < 0) throw std::invalid_argument("EP exchange: negative tokens or token bytes");
+  const detail::GroupLayout l = detail::analyse_group(t, g);
+  const int member = l.member(rank);
+  const int n = l.size;
+  if (r.routing.experts <= 0 || r.routing.experts % n != 0)
+    throw std::invalid_argument("EP exchange: " + std::to_string(r.routing.experts) + " experts do not divide over " +
+                                std::to_string(n) + " ranks");
+  EpExchangePlan plan;
+  if (n > 1 && r.dispatcher == EpDispatcher::nccl_alltoall) {
+    plan = nccl_plan(t, g, l, r, rank);
+  } else if (n > 1) {
+    const int k = l.members_in_domain_of(member);
+    const int d = l.domains;
+    const EpKernelRates& rates = r.kernel == EpKernel::dispatch ? r.rates.dispatch : r.rates.combine;
+    plan.copies_per_token = distinct_units(r.routing, n, 1);
+    plan.domains_per_token = distinct_units(r.routing, n, k);
+    plan.two_hop = d > 1;
+    TierLoad& load = plan.load;
+    // A copy stays on the GPU when the destination (inside the domain) or the forwarder (across
+    // domains) is the sender itself: 1/k of the (token, GPU) pairs by symmetry.
+    load.nvlink_bytes = r.tokens * plan.copies_per_token * (k - 1) / k * r.token_bytes;
+    load.nvlink_steps = k > 1 ? 1 : 0;
+    double nvlink_rate = t.nvlink_bytes_per_s * rates.nvlink_efficiency;
+    if (rates.sm_bytes_per_s > 0 && r.sms > 0) nvlink_rate = std::min(nvlink_rate, r.sms * rates.sm_bytes_per_s);
+    load.nvlink_bytes_per_s = nvlink_rate;
+    if (d > 1) {
+      load.nic_bytes = r.tokens * plan.domains_per_token * (d - 1) / d * r.token_bytes;
+      load.nic_steps = 1;
+      load.nic_bytes_per_s = detail::port_nic_rate(t) * rates.rdma_efficiency;
+    }
+    plan.logical_nvlink_bytes = r.tokens * plan.copies_per_token * r.token_bytes;
+    plan.logical_rdma_bytes = d > 1 ? r.tokens * plan.domains_per_token * r.token_bytes : 0;
+  }
+  plan.seconds = tier_seconds(t, plan.load);
+  return plan;
+}
+
+}  // namespace moesim::platform

@@ -1,0 +1,232 @@
+// NCCL's choice of algorithm and protocol, its latencies and rates (nccl.hpp).
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "collective_load.hpp"
+
+namespace moesim::platform {
+
+using detail::GroupLayout;
+
+std::string_view to_string(NcclAlgorithm a) {
+  switch (a) {
+    case NcclAlgorithm::ring: return "ring";
+    case NcclAlgorithm::tree: return "tree";
+    case NcclAlgorithm::nvls: return "nvls";
+    case NcclAlgorithm::nvls_tree: return "nvls_tree";
+    case NcclAlgorithm::pat: return "pat";
+    case NcclAlgorithm::p2p: return "p2p";
+  }
+  return "?";
+}
+
+std::string_view to_string(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::ll: return "LL";
+    case NcclProtocol::ll128: return "LL128";
+    case NcclProtocol::simple: return "Simple";
+  }
+  return "?";
+}
+
+namespace {
+
+// NCCL's tuning constants (NVIDIA/nccl src/graph/tuning.cc at v2.30.7, microseconds), indexed
+// [protocol LL, LL128, Simple]. Not measurements: NCCL's own model of itself.
+struct Latencies {
+  double base[3];
+  double nvlink[3];
+  double net[3];
+};
+Latencies latencies(NcclAlgorithm a) {
+  switch (a) {
+    case NcclAlgorithm::tree: return {{6.8, 14.0, 8.4}, {0.6, 1.25, 4.0}, {5.0, 8.5, 14.0}};
+    case NcclAlgorithm::ring:
+    case NcclAlgorithm::p2p: return {{6.6, 14.0, 8.4}, {0.6, 1.9, 3.4}, {2.7, 4.0, 14.0}};
+    case NcclAlgorithm::nvls: return {{0, 0, 0}, {0, 0, 25.0}, {0, 0, 18.0}};
+    case NcclAlgorithm::nvls_tree: return {{0, 0, 0}, {0, 0, 25.0}, {0, 0, 20.9}};
+    case NcclAlgorithm::pat: return {{8.0, 8.0, 8.0}, {0, 0, 4.0}, {0, 0, 14.0}};
+  }
+  return {};
+}
+constexpr double kUs = 1e-6;
+// Per-channel LL128 cap of the ring (perChMaxRingLL128Bws), GB/s.
+double ll128_channel_cap_bytes_per_s(bool blackwell) { return (blackwell ? 40.0 : 36.7) * 1e9; }
+// On inter-node rings NCCL raises the intra-node step latency to the network post overhead
+// (1 us on x86, three times that with Simple).
+double net_overhead_us(NcclProtocol p) { return p == NcclProtocol::simple ? 3.0 : 1.0; }
+
+int log2_int(int v) {
+  int r = 0;
+  while (v > 1) {
+    v >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+// NCCL's latency model (ncclTopoTuneModel) for a group of n ranks on d domains.
+double nccl_latency_s(NcclAlgorithm a, NcclProtocol p, CollectiveKind kind, int n, int d) {
+  const Latencies lat = latencies(a);
+  const int pi = static_cast<int>(p);
+  const bool reduction = kind == CollectiveKind::all_reduce;
+  const int ppn = n / d;
+  double intra = lat.nvlink[pi];
+  // With one rank per node the network latency is fully exposed: the tree's is used.
+  const double inter = ppn == 1 ? latencies(NcclAlgorithm::tree).net[pi] : lat.net[pi];
+  switch (a) {
+    case NcclAlgorithm::ring: {
+      const int steps = reduction ? 2 * (n - 1) : n - 1;
+      const int inter_steps = d == 1 ? 0 : (reduction ? 2 * (d - 1) : d - 1);
+      if (d > 1) intra = std::max(intra, net_overhead_us(p));
+      return (lat.base[pi] + (steps - inter_steps) * intra + inter_steps * inter) * kUs;
+    }
+    case NcclAlgorithm::tree: return (lat.base[pi] + 2 * ((ppn - 1) * intra + log2_int(d) * inter)) * kUs;
+    case NcclAlgorithm::nvls: return (intra + (d > 1 ? inter : 0)) * kUs;
+    case NcclAlgorithm::nvls_tree: return (lat.base[pi] + intra + 2 * log2_int(d) * inter) * kUs;
+    case NcclAlgorithm::pat: return (lat.base[pi] + log2_int(d) * inter / 3.5 + n * 2.8) * kUs;
+    case NcclAlgorithm::p2p: return (lat.base[pi] + (d > 1 ? lat.net[pi] : lat.nvlink[pi])) * kUs;
+  }
+  return 0;
+}
+
+double protocol_factor(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::ll: return 0.5;
+    case NcclProtocol::ll128: return 0.92;
+    case NcclProtocol::simple: return 1.0;
+  }
+  return 1.0;
+}
+
+struct Candidate {
+  NcclAlgorithm algorithm;
+  NcclProtocol protocol;
+};
+
+// The algorithms NCCL would consider for this collective and placement.
+std::vector<Candidate> candidates(const Topology& t, CollectiveKind kind, const GroupLayout& l) {
+  std::vector<Candidate> out;
+  const bool modelled = t.nccl.modelled;
+  const std::vector<NcclProtocol> protocols =
+      modelled ? std::vector<NcclProtocol>{NcclProtocol::ll, NcclProtocol::ll128, NcclProtocol::simple}
+               : std::vector<NcclProtocol>{NcclProtocol::simple};
+  auto all = [&](NcclAlgorithm a) {
+    for (NcclProtocol p : protocols) out.push_back({a, p});
+  };
+  switch (kind) {
+    case CollectiveKind::all_to_all:
+    case CollectiveKind::send_recv: out.push_back({NcclAlgorithm::p2p, NcclProtocol::simple}); break;
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter:
+      all(NcclAlgorithm::ring);
+      if (modelled && t.nccl.nvls && l.domains == 1) out.push_back({NcclAlgorithm::nvls, NcclProtocol::simple});
+      if (modelled && l.domains > 1 && l.max_per_domain == 1) out.push_back({NcclAlgorithm::pat, NcclProtocol::simple});
+      break;
+    case CollectiveKind::all_reduce:
+      all(NcclAlgorithm::ring);
+      if (modelled && l.domains > 1) all(NcclAlgorithm::tree);
+      if (modelled && t.nccl.nvls && l.domains == 1) out.push_back({NcclAlgorithm::nvls, NcclProtocol::simple});
+      if (modelled && t.nccl.nvls && l.domains > 1) out.push_back({NcclAlgorithm::nvls_tree, NcclProtocol::simple});
+      break;
+  }
+  return out;
+}
+
+// Rates and latency of one candidate for one member (bytes and steps from algorithm_load).
+TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, const GroupLayout& l, int member,
+                double bytes, int channels) {
+  TierLoad load = detail::algorithm_load(c.algorithm, kind, l, member, bytes);
+  if (!t.nccl.modelled) return load;  // ideal: link rates, one hop latency per step
+  const NcclParams& nc = t.nccl;
+  const bool nvls = c.algorithm == NcclAlgorithm::nvls || c.algorithm == NcclAlgorithm::nvls_tree;
+  const double factor = protocol_factor(c.protocol);
+  double nvl_rate = t.nvlink_bytes_per_s * (nvls ? nc.nvls_efficiency : nc.nvlink_efficiency * factor);
+  double nic_rate = detail::port_nic_rate(t) * nc.net_efficiency * factor;
+  if (c.algorithm == NcclAlgorithm::tree && kind == CollectiveKind::all_reduce) nic_rate *= 0.92;
+  if (c.algorithm == NcclAlgorithm::pat) nic_rate *= 0.75;
+  if (c.protocol == NcclProtocol::ll128 && channels > 0) {
+    const double cap = channels * ll128_channel_cap_bytes_per_s(nc.blackwell);
+    nvl_rate = std::min(nvl_rate, cap);
+    nic_rate = std::min(nic_rate, cap);
+  }
+  load.nvlink_bytes_per_s = nvl_rate;
+  load.nic_bytes_per_s = nic_rate;
+  // The wire hop of each used tier stays; NCCL's model latency comes on top.
+  if (load.nvlink_steps > 0) load.nvlink_steps = 1;
+  if (load.nic_steps > 0) load.nic_steps = 1;
+  load.latency_s = nccl_latency_s(c.algorithm, c.protocol, kind, l.size, l.domains);
+  return load;
+}
+
+int channels_of(const Topology& t, NcclAlgorithm a) {
+  if (!t.nccl.modelled) return 0;
+  return a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree ? t.nccl.nvls_channels : t.nccl.channels;
+}
+
+// The busiest member's time under one candidate (a member's load depends only on its domain's
+// member count, so one member per domain suffices).
+double busiest_seconds(const Topology& t, const Candidate& c, CollectiveKind kind, const GroupLayout& l, double bytes,
+                       int* busiest_member) {
+  double worst = -1;
+  for (const auto& members : l.domain_members) {
+    const int m = members.front();
+    const double s = tier_seconds(t, priced(t, c, kind, l, m, bytes, channels_of(t, c.algorithm)));
+    if (s > worst) {
+      worst = s;
+      if (busiest_member) *busiest_member = m;
+    }
+  }
+  return worst;
+}
+
+CollectivePlan plan_for(const Topology& t, CollectiveKind kind, const GroupLayout& l, double bytes, int member) {
+  if (bytes < 0) throw std::invalid_argument("collective: negative byte count");
+  if (kind == CollectiveKind::send_recv && l.size != 2)
+    throw std::invalid_argument("send_recv: the group must be {sender, receiver}");
+  CollectivePlan best;
+  double best_s = std::numeric_limits<double>::infinity();
+  int busiest = 0;
+  for (const Candidate& c : candidates(t, kind, l)) {
+    int m = 0;
+    const double s = busiest_seconds(t, c, kind, l, bytes, &m);
+    if (s < best_s) {
+      best_s = s;
+      busiest = m;
+      best.algorithm = c.algorithm;
+      best.protocol = c.protocol;
+    }
+  }
+  best.channels = channels_of(t, best.algorithm);
+  const int planned = member >= 0 ? member : busiest;
+  best.load = priced(t, {best.algorithm, best.protocol}, kind, l, planned, bytes, best.channels);
+  best.seconds = tier_seconds(t, best.load);
+  return best;
+}
+
+}  // namespace
+
+CollectivePlan plan_collective(const Topology& t, CollectiveKind kind, const Group& g, double bytes, int rank) {
+  const GroupLayout l = detail::analyse_group(t, g);
+  return plan_for(t, kind, l, bytes, l.member(rank));
+}
+
+CollectivePlan plan_collective(const Topology& t, CollectiveKind kind, const Group& g, double bytes) {
+  return plan_for(t, kind, detail::analyse_group(t, g), bytes, -1);
+}
+
+double bus_bytes_per_s(CollectiveKind kind, int ranks, double bytes, double seconds) {
+  if (seconds <= 0 || ranks < 1) return 0;
+  const double n = ranks;
+  switch (kind) {
+    case CollectiveKind::all_reduce: return bytes / seconds * 2 * (n - 1) / n;
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter: return bytes / seconds * (n - 1) / n;
+    case CollectiveKind::all_to_all: return n * bytes / seconds * (n - 1) / n;
+    case CollectiveKind::send_recv: return bytes / seconds;
+  }
+  return 0;
+}
+
+}  // namespace moesim::platform

@@ -1,0 +1,28 @@
+#include "moesim/platform/simulate_plan.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include "moesim/platform/isolated_run.hpp"
+
+namespace moesim::platform {
+
+double simulate_plan_seconds(const Topology& t, const Group& g, const TierLoad& load, Fidelity fidelity) {
+  const std::string out = run_isolated([&]() -> std::string {
+    namespace sg4 = simgrid::s4u;
+    auto engine = make_engine();
+    const std::vector<int> reps = {g.ranks.front()};
+    auto platform = Platform::build(t, fidelity, reps);
+    Platform* p = platform.get();
+    const std::vector<int> actors = fidelity == Fidelity::full ? g.ranks : reps;
+    for (int r : actors)
+      sg4::Actor::create("rank" + std::to_string(r), p->host(r), [p, &g, &load, r] { run_load(*p, g, load, r, "plan"); });
+    engine->run();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", sg4::Engine::get_clock());
+    return buf;
+  });
+  return std::stod(out);
+}
+
+}  // namespace moesim::platform
