@@ -1,5 +1,5 @@
 // Wall time of the collectives on the SimGrid platform (no asserts; numbers go to README.md).
-//   bench_collectives [a2a64 | allreduce256 | folded10k | all]   (default: all)
+//   bench_collectives [a2a64 | allreduce256 | folded10k | plans | all]   (default: all)
 // Every measurement runs in its own child (one Engine per process) and prints what it measured,
 // including its own peak RSS; /usr/bin/time -v on one scenario gives the largest child's too.
 #include <chrono>
@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "moesim/platform/collective.hpp"
+#include "moesim/platform/ep_dispatch.hpp"
+#include "moesim/platform/nccl.hpp"
 #include "moesim/platform/isolated_run.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -113,6 +115,34 @@ std::string folded10k() {
   return buf;
 }
 
+// The cost of planning, which the engine does once per distinct collective of a GPU: NCCL's
+// choice among its algorithms and an EP dispatcher's plan (with the routing recursion).
+std::string plans() {
+  const int n = 20000;
+  const Topology t = gb300_like(1024, 64);
+  const Group ep = first_ranks(128);
+  auto t0 = std::chrono::steady_clock::now();
+  double sink = 0;
+  for (int i = 0; i < n; ++i) sink += plan_collective(t, CollectiveKind::all_reduce, ep, 64e6 + i).seconds;
+  const double nccl_s = seconds_since(t0);
+  EpExchangeRequest r;
+  r.dispatcher = EpDispatcher::hybridep;
+  r.tokens = 4096;
+  r.token_bytes = 7168 * 2;
+  r.routing = {256, 8, 8, 4};
+  r.sms = 32;
+  r.rates = {{0.7, 17e9, 0.8}, {0.65, 33e9, 0.85}};
+  t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) sink += plan_ep_exchange(t, ep, r, i % 128).seconds;
+  const double ep_s = seconds_since(t0);
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%-13s NCCL plan (128 ranks, 2 domains) %.1f us, EP plan (hybridep, DeepSeek-V3 routing) %.1f us "
+                "[%g]\n",
+                "plans", 1e6 * nccl_s / n, 1e6 * ep_s / n, sink > 0 ? 1.0 : 0.0);
+  return buf;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -127,7 +157,8 @@ int main(int argc, char** argv) {
        [&] { return bench_full("allreduce256", racks4, CollectiveKind::all_reduce, first_ranks(256), 256e6, 1); }},
       {"allreduce256",
        [&] { return bench_full("allreduce256", racks4, CollectiveKind::all_reduce, first_ranks(256), 256e6, 10); }},
-      {"folded10k", folded10k}};
+      {"folded10k", folded10k},
+      {"plans", plans}};
   bool ran = false;
   for (const auto& [name, fn] : scenarios) {
     if (which != "all" && which != name) continue;
@@ -136,7 +167,7 @@ int main(int argc, char** argv) {
     ran = true;
   }
   if (!ran) {
-    std::fprintf(stderr, "usage: %s [a2a64 | allreduce256 | folded10k | all]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [a2a64 | allreduce256 | folded10k | plans | all]\n", argv[0]);
     return 2;
   }
   return 0;

@@ -76,9 +76,13 @@ std::string tiers(const platform::Topology& t, const platform::TierLoad& l) {
   if (l.nvlink_steps > 0)
     out += fmt::format("NVLink {:.1f} MB at {:.1f} GB/s", l.nvlink_bytes / 1e6,
                        rate(l.nvlink_bytes_per_s, t.nvlink_bytes_per_s) / 1e9);
-  if (l.nic_steps > 0)
+  if (l.nic_steps > 0) {
     out += fmt::format("{}NIC {:.1f} MB at {:.1f} GB/s", out.empty() ? "" : ", ", l.nic_bytes / 1e6,
-                       rate(l.nic_bytes_per_s, std::min(t.nic_bytes_per_s, t.spine_share_bytes_per_s())) / 1e9);
+                       rate(l.nic_bytes_per_s, t.nic_bytes_per_s) / 1e9);
+    if (l.spine_bytes > 0)
+      out += fmt::format(" ({:.1f} MB of it across the spine, at most {:.1f} GB/s)", l.spine_bytes / 1e6,
+                         std::min(t.nic_bytes_per_s, t.spine_share_bytes_per_s()) / 1e9);
+  }
   if (l.latency_s > 0) out += fmt::format(", + {:.1f} us latency", l.latency_s * 1e6);
   return out + "; bound by " + std::string(platform::bottleneck(t, l));
 }

@@ -30,6 +30,11 @@ namespace {
 
 std::string_view scaleout_tier(const Topology& t) { return t.oversubscription > 1.0 ? "spine" : "nic"; }
 
+// The NIC tier is bound by the uplink share when its spine part takes longer than the NIC.
+std::string_view nic_tier(const Topology& t, const TierLoad& l) {
+  return l.spine_bytes / detail::spine_rate(t) > l.nic_bytes / detail::nic_rate(t, l) ? "spine" : "nic";
+}
+
 }  // namespace
 
 TierLoad tier_load(const Topology& t, CollectiveKind kind, const Group& g, double bytes) {
@@ -48,7 +53,7 @@ std::string_view bottleneck(const Topology& t, const TierLoad& load) {
   const double nvl = detail::nvlink_seconds(t, load);
   const double nic = detail::nic_seconds(t, load);
   if (nvl <= 0 && nic <= 0) return "none";
-  return nic > nvl ? scaleout_tier(t) : "nvlink";
+  return nic > nvl ? nic_tier(t, load) : "nvlink";
 }
 
 std::string_view bottleneck(const Topology& t, CollectiveKind kind, const Group& g, double bytes) {
@@ -64,20 +69,33 @@ double all_to_all_v_seconds(const Topology& t, const Group& g, const std::vector
                                 " entries");
   double worst_s = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    double nvl_out = 0, nvl_in = 0, nic_out = 0, nic_in = 0;
+    double nvl_out = 0, nvl_in = 0, nic_out = 0, nic_in = 0, spine_out = 0, spine_in = 0;
+    const int leaf_i = l.domain_leaf_group[static_cast<std::size_t>(l.domain_index[i])];
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) continue;
       const bool same_domain = l.domain_index[i] == l.domain_index[j];
+      const bool other_leaf = l.domain_leaf_group[static_cast<std::size_t>(l.domain_index[j])] != leaf_i;
       (same_domain ? nvl_out : nic_out) += bytes_matrix[i * n + j];
       (same_domain ? nvl_in : nic_in) += bytes_matrix[j * n + i];
+      if (other_leaf) {
+        spine_out += bytes_matrix[i * n + j];
+        spine_in += bytes_matrix[j * n + i];
+      }
     }
-    const double nvl_bytes = std::max(nvl_out, nvl_in);
-    const double nic_bytes = std::max(nic_out, nic_in);
-    const double nvl_s = detail::tier_part_seconds(nvl_bytes, nvl_bytes > 0 ? 1 : 0, detail::port_nvlink_rate(t),
-                                                   t.nvlink_latency_s);
-    const double nic_s = detail::tier_part_seconds(nic_bytes, nic_bytes > 0 ? 1 : 0, detail::port_nic_rate(t),
-                                                   t.scaleout_latency_s());
-    worst_s = std::max({worst_s, nvl_s, nic_s});
+    TierLoad out, in;  // each direction of the member's ports on its own
+    out.nvlink_bytes = nvl_out;
+    in.nvlink_bytes = nvl_in;
+    out.nic_bytes = nic_out;
+    in.nic_bytes = nic_in;
+    for (TierLoad* d : {&out, &in}) {
+      d->nvlink_steps = d->nvlink_bytes > 0 ? 1 : 0;
+      d->nic_steps = d->nic_bytes > 0 ? 1 : 0;
+    }
+    out.spine_bytes = spine_out;
+    in.spine_bytes = spine_in;
+    out.crosses_spine = in.crosses_spine = spine_out > 0 || spine_in > 0;
+    for (const TierLoad* d : {&out, &in})
+      worst_s = std::max({worst_s, detail::nvlink_seconds(t, *d), detail::nic_seconds(t, *d)});
   }
   return worst_s;
 }
@@ -89,7 +107,7 @@ GroupPlacement placement(const Topology& t, const Group& g) {
   p.domains_spanned = l.domains;
   p.min_ranks_per_domain = l.min_per_domain;
   p.max_ranks_per_domain = l.max_per_domain;
-  p.bottleneck_tier = l.size <= 1 ? "none" : l.domains == 1 ? "nvlink" : scaleout_tier(t);
+  p.bottleneck_tier = l.size <= 1 ? "none" : l.domains == 1 ? "nvlink" : l.leaf_groups > 1 ? scaleout_tier(t) : "nic";
   return p;
 }
 

@@ -25,6 +25,9 @@ TierLoad ring(const GroupLayout& l, int member, double per_member_bytes, int ste
   }
   use(per_member_bytes * (k - 1) / k, k > 1, steps, load.nvlink_bytes, load.nvlink_steps);
   use(per_member_bytes / k, true, steps, load.nic_bytes, load.nic_steps);
+  // The ring visits the domains of a leaf group in a row: s of its d inter-domain edges leave a
+  // leaf group when it spans s > 1 of them.
+  split_spine(load, l.leaf_groups > 1 ? static_cast<double>(l.leaf_groups) / l.domains : 0.0);
   return load;
 }
 
@@ -50,11 +53,13 @@ TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const Grou
         // Sender and receiver carry the same bytes on the same tier.
         if (d == 1) use(bytes, true, 1, load.nvlink_bytes, load.nvlink_steps);
         else use(bytes, true, 1, load.nic_bytes, load.nic_steps);
+        split_spine(load, l.leaf_groups > 1 ? 1.0 : 0.0);
         return load;
       }
       if (kind != CollectiveKind::all_to_all) unsupported(algorithm, kind);
       use((k - 1) * bytes, k > 1, 1, load.nvlink_bytes, load.nvlink_steps);
       use((n - k) * bytes, n > k, 1, load.nic_bytes, load.nic_steps);
+      split_spine(load, l.spine_fraction_of_peers(member));
       return load;
     }
     case NcclAlgorithm::ring:
@@ -70,6 +75,7 @@ TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const Grou
       if (!reduction || d == 1) unsupported(algorithm, kind);
       use(2 * bytes * (k - 1) / k, k > 1, 1, load.nvlink_bytes, load.nvlink_steps);
       use(2 * bytes / k, true, 1, load.nic_bytes, load.nic_steps);
+      split_spine(load, l.spine_fraction_of_domains(member));
       return load;
     }
     case NcclAlgorithm::nvls: {
@@ -82,6 +88,7 @@ TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const Grou
       if (!reduction || d == 1) unsupported(algorithm, kind);
       use(bytes * (k + 1) / k, k > 1, 1, load.nvlink_bytes, load.nvlink_steps);
       use((d == 2 ? 1.0 : 2.0) * bytes / k, true, 1, load.nic_bytes, load.nic_steps);
+      split_spine(load, l.spine_fraction_of_domains(member));
       return load;
     }
   }

@@ -16,15 +16,24 @@ namespace moesim::platform::detail {
 TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const GroupLayout& l, int member,
                         double bytes);
 
-// Effective per-rank rate of each tier: the plan's achieved rate, at most the port's.
+// Sets the part of a member's NIC bytes that leaves its leaf group: `fraction` of them.
+inline void split_spine(TierLoad& load, double fraction) {
+  load.spine_bytes = load.nic_bytes * fraction;
+  load.crosses_spine = fraction > 0;
+}
+
+// Effective per-rank rate of each tier: the plan's achieved rate, at most the port's; the part
+// that leaves the leaf group at most the spine share.
 inline double port_nvlink_rate(const Topology& t) { return t.nvlink_bytes_per_s; }
-inline double port_nic_rate(const Topology& t) { return std::min(t.spine_share_bytes_per_s(), t.nic_bytes_per_s); }
+inline double port_nic_rate(const Topology& t) { return t.nic_bytes_per_s; }
+inline double spine_rate(const Topology& t) { return std::min(t.spine_share_bytes_per_s(), t.nic_bytes_per_s); }
 inline double nvlink_rate(const Topology& t, const TierLoad& l) {
   return l.nvlink_bytes_per_s > 0 ? std::min(l.nvlink_bytes_per_s, port_nvlink_rate(t)) : port_nvlink_rate(t);
 }
 inline double nic_rate(const Topology& t, const TierLoad& l) {
   return l.nic_bytes_per_s > 0 ? std::min(l.nic_bytes_per_s, port_nic_rate(t)) : port_nic_rate(t);
 }
+inline double nic_hop_latency_s(const Topology& t) { return t.scaleout_latency_s(); }
 
 inline double tier_part_seconds(double bytes, int steps, double bytes_per_s, double hop_latency_s) {
   return steps > 0 ? bytes / bytes_per_s + steps * hop_latency_s : 0.0;
@@ -32,8 +41,11 @@ inline double tier_part_seconds(double bytes, int steps, double bytes_per_s, dou
 inline double nvlink_seconds(const Topology& t, const TierLoad& l) {
   return tier_part_seconds(l.nvlink_bytes, l.nvlink_steps, nvlink_rate(t, l), t.nvlink_latency_s);
 }
+// The NIC carries all its bytes; the leaf's uplink share only the spine part (max-min: the NIC
+// stays full until both parts are done).
 inline double nic_seconds(const Topology& t, const TierLoad& l) {
-  return tier_part_seconds(l.nic_bytes, l.nic_steps, nic_rate(t, l), t.scaleout_latency_s());
+  if (l.nic_steps <= 0) return 0.0;
+  return std::max(l.nic_bytes / nic_rate(t, l), l.spine_bytes / spine_rate(t)) + l.nic_steps * nic_hop_latency_s(t);
 }
 
 }  // namespace moesim::platform::detail

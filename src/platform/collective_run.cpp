@@ -59,45 +59,59 @@ void finish_one(TierRun& tier) {
   if (tier.extra_latency_s > 0) sg4::this_actor::sleep_for(tier.extra_latency_s);
 }
 
-// One tier of a plan: its bytes, the rate cap of its transfer (0: none) and its latency.
-struct TierSpec {
+// Where a flow of a plan goes: over NVLink, through the NIC under the leaf, or through the NIC,
+// the leaf's uplinks and the spine.
+enum class Route { nvlink = 0, leaf = 1, spine = 2 };
+
+// One flow of a plan's tier: its bytes and the rate cap of its transfer (0: none).
+struct Flow {
+  Route route;
   double bytes;
-  int steps;
-  double hop_latency_s;
   double rate_cap;
-  bool nvlink;
 };
 
-// Starts a tier with `start` (which fills TierRun::comms): all at once, or one after the other;
-// then the library's latency.
-template <class StartTier>
-void run_tiers(const Topology& t, const TierLoad& load, StartTier&& start) {
+// Starts each tier's flows with `start(flow, tier)` (which fills TierRun::comms): the tiers all at
+// once, or one after the other; then the library's latency. The NIC tier is two flows when part
+// of it stays under the leaf and part climbs to the spine; its rate cap is split in proportion.
+template <class StartFlow>
+void run_tiers(const Topology& t, const TierLoad& load, StartFlow&& start) {
   // A cap at or above the port's rate changes nothing: leave the flow uncapped.
   const double nvl_cap = detail::nvlink_rate(t, load) < detail::port_nvlink_rate(t) ? detail::nvlink_rate(t, load) : 0;
   const double nic_cap = detail::nic_rate(t, load) < detail::port_nic_rate(t) ? detail::nic_rate(t, load) : 0;
-  const TierSpec specs[2] = {{load.nvlink_bytes, load.nvlink_steps, t.nvlink_latency_s, nvl_cap, true},
-                             {load.nic_bytes, load.nic_steps, t.scaleout_latency_s(), nic_cap, false}};
-  const bool any = load.nvlink_steps > 0 || load.nic_steps > 0;
+  struct TierSpec {
+    int steps;
+    double hop_latency_s;
+    std::vector<Flow> flows;
+  };
+  std::vector<TierSpec> specs;
+  if (load.nvlink_steps > 0)
+    specs.push_back({load.nvlink_steps, t.nvlink_latency_s, {{Route::nvlink, load.nvlink_bytes, nvl_cap}}});
+  if (load.nic_steps > 0) {
+    TierSpec nic{load.nic_steps, detail::nic_hop_latency_s(t), {}};
+    const double spine = std::min(load.spine_bytes, load.nic_bytes);
+    const double leaf = load.nic_bytes - spine;
+    auto share = [&](double part) { return nic_cap > 0 && load.nic_bytes > 0 ? nic_cap * part / load.nic_bytes : 0.0; };
+    if (leaf > 0) nic.flows.push_back({Route::leaf, leaf, share(leaf)});
+    if (spine > 0) nic.flows.push_back({Route::spine, spine, share(spine)});
+    if (nic.flows.empty()) nic.flows.push_back({load.crosses_spine ? Route::spine : Route::leaf, 0.0, 0.0});
+    specs.push_back(std::move(nic));
+  }
   if (load.tiers_sequential) {
     for (const TierSpec& s : specs) {
-      if (s.steps <= 0) continue;
       TierRun tier;
       tier.extra_latency_s = extra_latency(s.steps, s.hop_latency_s);
-      start(s, tier);
+      for (const Flow& f : s.flows) start(f, tier);
       finish_one(tier);
     }
   } else {
-    std::vector<TierRun> tiers;
-    tiers.reserve(2);
-    for (const TierSpec& s : specs) {
-      if (s.steps <= 0) continue;
-      tiers.emplace_back();
-      tiers.back().extra_latency_s = extra_latency(s.steps, s.hop_latency_s);
-      start(s, tiers.back());
+    std::vector<TierRun> tiers(specs.size());
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      tiers[i].extra_latency_s = extra_latency(specs[i].steps, specs[i].hop_latency_s);
+      for (const Flow& f : specs[i].flows) start(f, tiers[i]);
     }
     finish_concurrent(tiers);
   }
-  if (any && load.latency_s > 0) sg4::this_actor::sleep_for(load.latency_s);
+  if (!specs.empty() && load.latency_s > 0) sg4::this_actor::sleep_for(load.latency_s);
 }
 
 char g_payload;  // mailbox puts need a non-null payload; its content is never read
@@ -134,7 +148,8 @@ void send_folded(const Platform& p, const GroupLayout& l, const TierLoad& load, 
   const int receiver = l.ranks[1];
   sg4::Host* dst = p.has_host(receiver) ? p.host(receiver)
                    : l.domains == 1     ? p.nvlink_mirror(self)
-                                        : p.scaleout_mirror(self);
+                   : l.leaf_groups > 1  ? p.scaleout_mirror(self)
+                                        : p.leaf_mirror(self);
   const bool nvlink = l.domains == 1;
   const Topology& t = p.topology();
   const double rate = nvlink ? detail::nvlink_rate(t, load) : detail::nic_rate(t, load);
@@ -143,42 +158,48 @@ void send_folded(const Platform& p, const GroupLayout& l, const TierLoad& load, 
   if (load.latency_s > 0) sg4::this_actor::sleep_for(load.latency_s);
 }
 
+double route_latency_s(const Topology& t, Route r) {
+  return r == Route::nvlink ? t.nvlink_latency_s : t.scaleout_latency_s();
+}
+
 void run_folded(const Platform& p, const TierLoad& load, int self, std::string_view tag) {
   const Topology& t = p.topology();
-  run_tiers(t, load, [&](const TierSpec& s, TierRun& tier) {
-    const std::uint64_t size = to_bytes(s.bytes);
+  run_tiers(t, load, [&](const Flow& f, TierRun& tier) {
+    const std::uint64_t size = to_bytes(f.bytes);
     if (size == 0) {
-      // SimGrid 3.32 never completes a 0-byte sendto_async under Comm::wait_any (deadlock
-      // report; wait() works). Nothing competes for bandwidth, so its one hop is a sleep.
-      tier.extra_latency_s += s.hop_latency_s;
+      // SimGrid 3.32 never completes a 0-byte comm under Comm::wait_any (deadlock report;
+      // wait() works). Nothing competes for bandwidth, so its one hop is a sleep.
+      tier.extra_latency_s += route_latency_s(t, f.route);
       return;
     }
-    tier.comms.push_back(put_async(p.mirror_mailbox(self, s.nvlink ? 0 : 1, tag), size, s.rate_cap));
+    tier.comms.push_back(put_async(p.mirror_mailbox(self, static_cast<int>(f.route), tag), size, f.rate_cap));
   });
 }
 
 // ---- full: every member exchanges its aggregated bytes with one peer per tier ---------------
 
-// Mailboxes are named by (tag, tier, receiver) so concurrent collectives never match each
+// Mailboxes are named by (tag, route, receiver) so concurrent collectives never match each
 // other's messages; successive collectives with the same tag match in FIFO order.
-sg4::Mailbox* mailbox(std::string_view tag, bool nvlink, int receiver_rank) {
+sg4::Mailbox* mailbox(std::string_view tag, Route route, int receiver_rank) {
+  static const char* const names[] = {"/nvl/", "/leaf/", "/spine/"};
   std::string name;
   name.reserve(tag.size() + 16);
-  name.append(tag).append(nvlink ? "/nvl/" : "/nic/").append(std::to_string(receiver_rank));
+  name.append(tag).append(names[static_cast<int>(route)]).append(std::to_string(receiver_rank));
   return sg4::Mailbox::by_name(name);
 }
 
 void send_full(const GroupLayout& l, const TierLoad& load, const Topology& t, int self, std::string_view tag) {
   const bool nvlink = l.domains == 1;
+  const Route route = nvlink ? Route::nvlink : l.leaf_groups > 1 ? Route::spine : Route::leaf;
   if (l.member(self) == 0) {
     const double rate = nvlink ? detail::nvlink_rate(t, load) : detail::nic_rate(t, load);
     const double port = nvlink ? detail::port_nvlink_rate(t) : detail::port_nic_rate(t);
-    put_async(mailbox(tag, nvlink, l.ranks[1]), to_bytes(nvlink ? load.nvlink_bytes : load.nic_bytes),
+    put_async(mailbox(tag, route, l.ranks[1]), to_bytes(nvlink ? load.nvlink_bytes : load.nic_bytes),
               rate < port ? rate : 0)
         ->wait();
   } else {
     void* received = nullptr;
-    mailbox(tag, nvlink, self)->get_async<void>(&received)->wait();
+    mailbox(tag, route, self)->get_async<void>(&received)->wait();
   }
   if (load.latency_s > 0) sg4::this_actor::sleep_for(load.latency_s);
 }
@@ -186,14 +207,15 @@ void send_full(const GroupLayout& l, const TierLoad& load, const Topology& t, in
 void run_full(const GroupLayout& l, const TierLoad& load, const Topology& t, int self, std::string_view tag) {
   const auto mi = static_cast<std::size_t>(l.member(self));
   // Where incoming payload pointers land; sized up front so the slots never move.
-  std::vector<void*> received(static_cast<std::size_t>(1 + l.nic_in_count[mi]), nullptr);
+  std::vector<void*> received(static_cast<std::size_t>(1 + l.leaf_in_count[mi] + l.spine_in_count[mi]), nullptr);
   std::size_t next_slot = 0;
-  run_tiers(t, load, [&](const TierSpec& s, TierRun& tier) {
-    const int peer = s.nvlink ? l.nvl_next[mi] : l.nic_peer[mi];
-    const int incoming = s.nvlink ? 1 : l.nic_in_count[mi];
-    tier.comms.push_back(put_async(mailbox(tag, s.nvlink, l.ranks[static_cast<std::size_t>(peer)]),
-                                   to_bytes(s.bytes), s.rate_cap));
-    sg4::Mailbox* inbox = mailbox(tag, s.nvlink, self);
+  run_tiers(t, load, [&](const Flow& f, TierRun& tier) {
+    const int peer = f.route == Route::nvlink ? l.nvl_next[mi] : f.route == Route::leaf ? l.leaf_peer[mi] : l.spine_peer[mi];
+    const int incoming = f.route == Route::nvlink ? 1 : f.route == Route::leaf ? l.leaf_in_count[mi] : l.spine_in_count[mi];
+    if (peer < 0) return;  // a zero-byte flow of a tier this member does not use
+    tier.comms.push_back(put_async(mailbox(tag, f.route, l.ranks[static_cast<std::size_t>(peer)]),
+                                   to_bytes(f.bytes), f.rate_cap));
+    sg4::Mailbox* inbox = mailbox(tag, f.route, self);
     for (int i = 0; i < incoming; ++i) tier.comms.push_back(inbox->get_async<void>(&received[next_slot++]));
   });
 }

@@ -102,6 +102,8 @@ EpExchangePlan plan_ep_exchange(const Topology& t, const Group& g, const EpExcha
       load.nic_bytes = r.tokens * plan.domains_per_token * (d - 1) / d * r.token_bytes;
       load.nic_steps = 1;
       load.nic_bytes_per_s = detail::port_nic_rate(t) * rates.rdma_efficiency;
+      // Destination domains are alike: those in other leaf groups climb to the spine.
+      detail::split_spine(load, l.spine_fraction_of_domains(member));
     }
     plan.logical_nvlink_bytes = r.tokens * plan.copies_per_token * r.token_bytes;
     plan.logical_rdma_bytes = d > 1 ? r.tokens * plan.domains_per_token * r.token_bytes : 0;

@@ -23,19 +23,33 @@ struct GroupLayout {
   std::vector<int> domain_index;  // per member
   std::vector<int> local_index;   // per member: position among its domain's members
   std::unordered_map<int, int> member_of_rank;   // global rank -> member index
+  // Rail-optimised leaves (topology.hpp): the leaf group of each spanned domain, how many
+  // distinct leaf groups the group spans, and per member how many of its peers in other
+  // domains sit under the same leaf group.
+  std::vector<int> domain_leaf_group;             // by domain index
+  int leaf_groups = 0;
+  std::vector<int> members_in_leaf_group;         // per member: members in its leaf group (itself included)
+  std::vector<int> domains_in_leaf_group;         // per member: spanned domains in its leaf group
 
   // Full fidelity exchange pattern, chosen so each port carries exactly its own rank's bytes:
-  // NVLink bytes go to the next member of the same domain (a ring, in-degree 1);
-  // NIC bytes go to the member with the same local index in the next spanned domain (modulo
-  // that domain's count; in-degree 1 when every domain holds the same number of members).
-  std::vector<int> nvl_next;      // member index, or -1 if alone in its domain
-  std::vector<int> nic_peer;      // member index, or -1 if the group spans one domain
-  std::vector<int> nic_in_count;  // how many members send their NIC bytes to this one
+  // NVLink bytes go to the next member of the same domain (a ring, in-degree 1). NIC bytes that
+  // stay under the leaf go to the member of the same local index (modulo that domain's count) in
+  // the next spanned domain of the member's own leaf group (leaf_peer); those that climb to the
+  // spine to the same local index in the domain at the same position of the next spanned leaf
+  // group (spine_peer). In-degrees are 1 when the spanned domains and leaf groups hold equal
+  // numbers of members. -1 where there is none.
+  std::vector<int> nvl_next;
+  std::vector<int> leaf_peer, spine_peer;
+  std::vector<int> leaf_in_count, spine_in_count;  // how many members send to this one
 
   int members_in_domain_of(int member) const {
     return domain_members_count[static_cast<std::size_t>(domain_index[static_cast<std::size_t>(member)])];
   }
   int member(int rank) const;  // throws std::invalid_argument if rank is not in the group
+  // Of a member's peers in other domains, the fraction in other leaf groups (p2p traffic).
+  double spine_fraction_of_peers(int member) const;
+  // Of a member's other spanned domains, the fraction in other leaf groups (tree-like traffic).
+  double spine_fraction_of_domains(int member) const;
 };
 
 // Throws std::invalid_argument for an empty group, a rank outside the topology or a duplicate.

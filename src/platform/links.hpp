@@ -23,8 +23,12 @@ inline simgrid::s4u::LinkInRoute down(const simgrid::s4u::SplitDuplexLink* l) { 
 
 inline std::string gpu_name(int rank) { return "gpu-" + std::to_string(rank); }
 
-// An uplink (or a folded spine share) carries 1.5 switch hops, so two of them make the three
-// hops leaf -> spine -> leaf of a route between domains.
+// A switch crossing that never limits bandwidth (its ports are modelled as the links around it):
+// a SHARED link this fast is never a bottleneck (a FATPIPE would be, for the solver: notes §5).
+inline constexpr double kUnboundedBytesPerS = 1e15;
+
+// A folded uplink share carries 1.5 switch hops, so its two traversals make the three hops
+// leaf -> spine -> leaf of a route between leaf groups (the full platform has a link per hop).
 inline double uplink_latency_s(double switch_latency_s) { return 1.5 * switch_latency_s; }
 
 }  // namespace moesim::platform::detail

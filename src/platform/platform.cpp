@@ -43,15 +43,18 @@ simgrid::s4u::Host* Platform::nvlink_mirror(int rank) const {
   return mirror(nvlink_mirror_, fidelity_, rank, "nvlink_mirror");
 }
 
+simgrid::s4u::Host* Platform::leaf_mirror(int rank) const { return mirror(leaf_mirror_, fidelity_, rank, "leaf_mirror"); }
+
 simgrid::s4u::Host* Platform::scaleout_mirror(int rank) const {
   return mirror(scaleout_mirror_, fidelity_, rank, "scaleout_mirror");
 }
 
 simgrid::s4u::Mailbox* Platform::mirror_mailbox(int rank, int tier, std::string_view tag) const {
   namespace sg4 = simgrid::s4u;
-  sg4::Host* mirror_host = tier == 0 ? nvlink_mirror(rank) : scaleout_mirror(rank);
+  sg4::Host* mirror_host = tier == 0 ? nvlink_mirror(rank) : tier == 1 ? leaf_mirror(rank) : scaleout_mirror(rank);
+  static const char* const tiers[] = {"/nvl/", "/leaf/", "/spine/"};
   std::string name = "mirror/";
-  name.append(tag).append(tier == 0 ? "/nvl/" : "/nic/").append(std::to_string(rank));
+  name.append(tag).append(tiers[tier == 0 ? 0 : tier == 1 ? 1 : 2]).append(std::to_string(rank));
   sg4::Mailbox* box = sg4::Mailbox::by_name(name);
   if (!sinks_) sinks_ = std::make_shared<std::unordered_set<std::string>>();
   auto& sinks = *std::static_pointer_cast<std::unordered_set<std::string>>(sinks_);

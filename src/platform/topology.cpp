@@ -28,6 +28,8 @@ Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, 
   t.switch_latency_s = system.fabric.switch_latency_s;
   // A ratio below 1 would mean a spine faster than the NICs feeding it: the NIC bounds anyway.
   t.oversubscription = system.fabric.oversubscription >= 1.0 ? system.fabric.oversubscription : 1.0;
+  // A leaf's ports serve one rail of as many domains (each domain has one GPU per rail).
+  t.domains_per_leaf = system.fabric.gpus_per_leaf >= 1 ? system.fabric.gpus_per_leaf : 1;
   const NcclSpec& n = system.nccl;
   t.nccl.modelled = true;
   t.nccl.blackwell = n.arch == "blackwell";

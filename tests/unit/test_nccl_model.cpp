@@ -8,6 +8,7 @@
 
 #include "moesim/config/loader.hpp"
 #include "moesim/platform/nccl.hpp"
+#include "published_check.hpp"
 #include "scenario_fixtures.hpp"
 #include "test_platform_support.hpp"
 
@@ -29,27 +30,6 @@ double busbw(const Topology& t, CollectiveKind kind, int ranks, double size) {
   const double bytes = kind == CollectiveKind::all_to_all ? size / ranks : size;
   const CollectivePlan p = plan_collective(t, kind, range_group(0, ranks), bytes);
   return bus_bytes_per_s(kind, ranks, bytes, p.seconds) / 1e9;
-}
-
-struct Published {
-  const char* what;
-  double published_gbytes_per_s;
-  double simulated_gbytes_per_s;
-  bool known_miss = false;
-};
-
-void check(const std::vector<Published>& rows) {
-  for (const Published& p : rows) {
-    const double error = p.simulated_gbytes_per_s / p.published_gbytes_per_s - 1;
-    INFO(p.what << ": published " << p.published_gbytes_per_s << " GB/s, moesim " << p.simulated_gbytes_per_s
-                << " GB/s (" << 100 * error << " %)");
-    if (p.known_miss) {
-      CHECK(std::abs(error) > 0.10);
-      CHECK(std::abs(error) < 1.0);
-    } else {
-      CHECK(std::abs(error) <= 0.10);
-    }
-  }
 }
 
 }  // namespace
@@ -123,7 +103,7 @@ TEST_CASE("NCCL collectives against published nccl-tests bus bandwidths", "[plat
   const auto AR = CollectiveKind::all_reduce;
   const auto A2A = CollectiveKind::all_to_all;
   REQUIRE(h100.nccl.modelled);
-  check({
+  test::check_published({
       // AZ-H100, 8 H100, NVLS forced; 8 GB is the source of nvls_efficiency.
       {"AZ-H100 NVLS all-reduce 8 GB", 478.87, busbw(h100, AR, 8, 8 * GiB)},
       // Smaller sizes: NCCL's pipeline start-up is not modelled beyond its latency model.

@@ -69,17 +69,20 @@ TEST_CASE("full platform: one host per GPU with the GPU's speed", "[platform]") 
   CHECK(out == "100 " + std::to_string(2.5e15) + " no no-mirror");
 }
 
-TEST_CASE("folded platform: representatives plus two mirrors each", "[platform]") {
+TEST_CASE("folded platform: representatives plus three mirrors each (NVLink, leaf, spine)", "[platform]") {
   const Topology t = gb300_like(1024, 72);
   const std::string out = run_isolated([&] {
     auto engine = make_engine();
     auto p = Platform::build(t, Fidelity::folded, {5, 700});
     std::string s = std::to_string(engine->get_host_count());
     s += p->has_host(5) && p->has_host(700) && !p->has_host(6) ? " ok" : " bad";
-    s += p->nvlink_mirror(5) != p->scaleout_mirror(5) ? " distinct" : " same";
+    s += p->nvlink_mirror(5) != p->scaleout_mirror(5) && p->leaf_mirror(5) != p->scaleout_mirror(5) &&
+                 p->leaf_mirror(5) != p->nvlink_mirror(5)
+             ? " distinct"
+             : " same";
     return s;
   });
-  CHECK(out == "6 ok distinct");
+  CHECK(out == "8 ok distinct");
 }
 
 TEST_CASE("folded platform rejects bad representatives", "[platform]") {

@@ -11,9 +11,11 @@
 // `bytes` is: all_to_all = bytes per (sender, receiver) pair; all_gather / reduce_scatter /
 // all_reduce = the full buffer S per rank (nccl-tests' "size"); send_recv = message size.
 //
-// Tiers: NVLink = the GPU's port into its domain's NVSwitch; NIC = its scale-out NIC, whose
-// traffic crosses the spine at nic / oversubscription (every GPU of a domain is assumed to use
-// the spine at once, as the symmetric peers of a folded representative do).
+// Tiers: NVLink = the GPU's port into its domain's NVSwitch; NIC = its scale-out NIC into the
+// leaf of its rail (topology.hpp). Traffic to domains of the same leaf group stays under the leaf;
+// the rest climbs the leaf's uplinks, shared by the GPUs of that leaf (each gets nic /
+// oversubscription when all climb at once, as the symmetric peers of a folded representative
+// do), then the spine.
 #include <string_view>
 #include <vector>
 
@@ -30,8 +32,11 @@ struct Group {
 
 // What one member moves and how fast: the plan of one rank for one collective.
 //  - a tier with steps > 0 is used: its time is bytes / rate + steps · hop latency, where the rate
-//    is the tier's achieved rate (0 = the port's: NVLink port, or the NIC's spine share) and the
-//    hop latency is the topology's (nvlink_latency_s, Topology::scaleout_latency_s());
+//    is the tier's achieved rate (0 = the port's) and the hop latency is the topology's
+//    (nvlink_latency_s, or scaleout_latency_s() for the NIC);
+//  - of the NIC's bytes, spine_bytes leave the leaf group: they also share the leaf's uplinks,
+//    at most the spine share per GPU, so the NIC tier takes max(nic_bytes / rate, spine_bytes /
+//    spine share) (the NIC carries both, the uplink share only the spine part);
 //  - tiers run concurrently (the slower one counts) or one after the other;
 //  - latency_s is added once: the library's own latency (NCCL's tuning model), beyond the hops.
 struct TierLoad {
@@ -39,6 +44,8 @@ struct TierLoad {
   int nvlink_steps = 0;
   double nic_bytes = 0;
   int nic_steps = 0;
+  double spine_bytes = 0;         // of nic_bytes, what leaves the leaf group
+  bool crosses_spine = false;     // some of its NIC peers are in other leaf groups (hop latency)
   bool tiers_sequential = false;
   double nvlink_bytes_per_s = 0;  // achieved rate on the NVLink tier; 0 = the port's
   double nic_bytes_per_s = 0;     // achieved rate on the NIC tier; 0 = the NIC's spine share
@@ -64,8 +71,8 @@ std::string_view bottleneck(const Topology& t, const TierLoad& load);
 // bytes_matrix[i * n + j] = bytes member i sends to member j (diagonal ignored). Per member and
 // tier, max(sent, received) / bandwidth + hop latency; the slowest member and tier count. On a
 // non-blocking fabric (oversubscription 1) this is what flow-level max-min gives
-// (notes/simgrid.md §4.2); oversubscribed, each rank is held to its spine share, as in the
-// closed forms. Throws std::invalid_argument when the matrix is not n x n.
+// (notes/simgrid.md §4.2); oversubscribed, each rank's bytes to other leaf groups are held to its
+// spine share, as in the closed forms. Throws std::invalid_argument when the matrix is not n x n.
 double all_to_all_v_seconds(const Topology& t, const Group& g, const std::vector<double>& bytes_matrix);
 
 // Where a group sits, for `moesim plan`.

@@ -1,7 +1,9 @@
 #pragma once
 // The SimGrid platform (S4U, no XML): GPUs as hosts, one split-duplex NVLink port per GPU into a
-// non-blocking NVSwitch (a FullZone per domain), one split-duplex NIC per GPU, and a StarZone
-// spine whose per-domain uplink is shared by the domain's GPUs (capacity / oversubscription).
+// non-blocking NVSwitch (a FullZone per domain), one split-duplex NIC per GPU into the leaf of its
+// rail (rail-optimised: a leaf serves one local index of a leaf group of domains), and the
+// leaves' uplinks to a non-blocking spine, each shared by its leaf's GPUs (capacity = ports x
+// nic / oversubscription).
 //
 // Two shapes (DESIGN.md §2):
 //  - full: one host per GPU of the topology;
@@ -13,9 +15,10 @@
 // (make_engine()). Tests that need several platforms run each in a child (isolated_run.hpp).
 //
 // Latencies: an NVLink port has nvlink_latency_s / 2 per direction, so GPU -> NVSwitch -> GPU
-// costs nvlink_latency_s; a NIC has nic_latency_s; a domain uplink (or a folded spine share)
-// has 1.5 x switch_latency_s, so that GPU -> GPU across domains (nic, uplink, uplink, nic) costs
-// Topology::scaleout_latency_s() = 2 nic + 3 switch hops (leaf, spine, leaf).
+// costs nvlink_latency_s; a NIC has nic_latency_s; every path between domains costs
+// Topology::scaleout_latency_s() = 2 nic + 3 switch hops (under one leaf too, see there): full,
+// uplink, spine, uplink one hop each, a leaf switch three; folded, an uplink share 1.5 per
+// traversal, the leaf crossing three.
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -54,9 +57,11 @@ class Platform {
   // symmetric peers and receive X from them" on that tier. Folded only: in full mode these
   // throw std::logic_error.
   simgrid::s4u::Host* nvlink_mirror(int rank) const;   // host reached over [nvl UP, nvl DOWN]
-  simgrid::s4u::Host* scaleout_mirror(int rank) const; // over [nic UP, spine share, nic DOWN]
+  simgrid::s4u::Host* leaf_mirror(int rank) const;     // over [nic UP, leaf switch, nic DOWN]
+  simgrid::s4u::Host* scaleout_mirror(int rank) const; // over [nic UP, uplink share, nic DOWN]
 
-  // Folded only: the mailbox through which `rank` sends to its mirror on a tier (0 NVLink, 1 NIC)
+  // Folded only: the mailbox through which `rank` sends to its mirror on a route (0 NVLink, 1 NIC
+  // under the leaf, 2 NIC and spine)
   // for the stream `tag`. A daemon actor on the mirror host receives from it forever, so each
   // transfer is a mailbox comm (which, unlike a host-to-host one in SimGrid 3.32, honours
   // Comm::set_rate) and concurrent streams flow side by side. Call from inside an actor.
@@ -72,6 +77,7 @@ class Platform {
   Fidelity fidelity_;
   std::vector<simgrid::s4u::Host*> hosts_;          // indexed by rank (nullptr if not built)
   std::vector<simgrid::s4u::Host*> nvlink_mirror_;  // folded only
+  std::vector<simgrid::s4u::Host*> leaf_mirror_;
   std::vector<simgrid::s4u::Host*> scaleout_mirror_;
 
  private:

@@ -33,14 +33,28 @@ struct Topology {
   double nic_bytes_per_s = 0;       // per GPU NIC, per direction
   double nic_latency_s = 0;         // per NIC end
   double switch_latency_s = 0;      // per scale-out switch hop
-  double oversubscription = 1.0;    // spine tier: leaf downlink / uplink bandwidth
+  double oversubscription = 1.0;    // leaf tier: downlink / uplink bandwidth
+  // Rail-optimised leaves: each GPU's NIC sits on the leaf of its rail (its index inside its
+  // domain); a leaf serves that rail of `domains_per_leaf` consecutive domains (a leaf group),
+  // so traffic between them stays under the leaf, and only traffic between leaf groups climbs
+  // the leaf's uplinks (downlinks / oversubscription) to the spines. 1: every domain alone.
+  int domains_per_leaf = 1;
   NcclParams nccl;
 
   int domains() const { return (gpus + gpus_per_domain - 1) / gpus_per_domain; }
   int domain_of(int rank) const { return rank / gpus_per_domain; }
-  // Bandwidth one GPU gets across the spine when every GPU of its domain sends at once.
+  int rail_of(int rank) const { return rank % gpus_per_domain; }
+  int leaf_group_of_domain(int domain) const { return domain / domains_per_leaf; }
+  int leaf_groups() const { return (domains() + domains_per_leaf - 1) / domains_per_leaf; }
+  // Capacity of one leaf's uplinks, and the share of it one GPU gets when every GPU of its leaf
+  // climbs at once.
+  double leaf_uplink_bytes_per_s() const { return domains_per_leaf * nic_bytes_per_s / oversubscription; }
   double spine_share_bytes_per_s() const { return nic_bytes_per_s / oversubscription; }
-  // One-way latency of a message between two GPUs of different domains.
+  // One-way latency of a message between two GPUs of different domains: two NIC ends and the
+  // three switch hops leaf, spine, leaf. Taken for every path between domains, also under one
+  // leaf (two hops shorter, about half a microsecond): SimGrid's CM02 shares a link among flows
+  // in inverse proportion to their route latency, so equal latencies keep the NIC's sharing
+  // between traffic under the leaf and traffic to the spine fair, as the closed forms assume.
   double scaleout_latency_s() const { return 2 * nic_latency_s + 3 * switch_latency_s; }
 };
 
