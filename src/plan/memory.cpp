@@ -115,7 +115,7 @@ std::string peak_moment(const Layout& l, int pp_rank) {
   if (n >= forwards_total)
     return "after all " + std::to_string(n) + " forwards, before the first backward (no steady state)";
   return "end of warm-up: after " + std::to_string(n) + (n == 1 ? " forward" : " forwards") +
-         (n > 1 ? " (the last one the first of the 1F1B phase)" : "") + ", before the first backward";
+         ", before the first backward";
 }
 
 MemoryBreakdown rank_memory(const Scenario& sc, const Layout& l, int pp_rank) {
