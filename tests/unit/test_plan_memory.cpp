@@ -3,10 +3,12 @@
 // implementation's own formulas.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 
 #include "moesim/config/loader.hpp"
 #include "moesim/driver/fit.hpp"
+#include "moesim/driver/validate.hpp"
 #include "moesim/plan/memory.hpp"
 #include "scenario_fixtures.hpp"
 
@@ -316,4 +318,44 @@ TEST_CASE("Fits if: every suggestion fits, recompute never speeds a step up", "[
   }
   for (const auto& c : f.not_fitting) CHECK(c.peak_bytes > s.system.gpu.hbm_usable_bytes);
   for (size_t i = 1; i < f.fitting.size(); ++i) CHECK(f.fitting[i].tflops_per_gpu <= f.fitting[i - 1].tflops_per_gpu);
+}
+
+TEST_CASE("Megatron-LM's memory estimator, transcribed, on a hand-counted layout", "[plan][memory][validation-memory]") {
+  // tiny_deepseek: 1 dense and 3 MoE layers, no MTP, PP2, TP1, EP32, DP32, EDP1. The estimator's
+  // most loaded shard: half the layers' TP-sharded and replicated parameters, one embedding,
+  // and half the experts over EP; 6 + 12/dp bytes per dense parameter, 6 + 12/edp per expert.
+  const Scenario s = tiny_deepseek();
+  const plan::Layout l = plan::make_layout(s);
+  const double attention = kQLora * (kDsH + kDsHeads * (kNope + kRope) + 1) +
+                           kKvLora * (kDsH + kDsHeads * (kNope + kV) + 1) + kDsH * kRope + kDsHeads * kV * kDsH;
+  const double tp_block = (attention + 3 * kDsH * kDenseFfn) + 3 * (attention + 3 * kDsH * kSharedFfn);
+  const double replicated = 2 * kDsH + 3 * (2 * kDsH + kDsH * kExperts) + kDsH;
+  const double experts = 3 * kExperts * 3 * kDsH * kExpertFfn;
+  const double dense_shard = tp_block / 2 + kVocab * kDsH + replicated / 2;
+  const double expected = dense_shard * (6 + 12.0 / 32) + experts / 2 / 32 * (6 + 12.0 / 1);
+  CHECK(driver::megatron_estimator_weight_and_optimizer_bytes(s, l) == Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("Memory against published figures: measured peaks and Megatron's estimator", "[plan][memory][validation-memory]") {
+  std::vector<driver::ValidationRow> runs;
+  for (const auto& e : std::filesystem::directory_iterator(test::repo() / "scenarios" / "published")) {
+    if (e.path().extension() != ".json") continue;
+    driver::ValidationRow r;
+    r.result.scenario = config::load_scenario(e.path());
+    r.published = *r.result.scenario.published;
+    r.result.layout = plan::make_layout(r.result.scenario);
+    r.result.memory = plan::memory_per_stage(r.result.scenario, r.result.layout);
+    runs.push_back(std::move(r));
+  }
+  const driver::MemoryValidation v = driver::validate_memory(runs, test::repo() / "scenarios" / "memory", {});
+  REQUIRE_FALSE(v.measured.empty());
+  for (const auto& m : v.measured) {
+    INFO(m.id << ": published " << m.published_bytes / 1e9 << " GB, moesim " << m.simulated_bytes / 1e9 << " GB");
+    CHECK(m.within());
+  }
+  REQUIRE(v.estimator.size() == runs.size());
+  for (const auto& e : v.estimator) {
+    INFO(e.id << ": estimator " << e.estimator_bytes / 1e9 << " GB, moesim " << e.moesim_bytes / 1e9 << " GB");
+    CHECK(std::abs(e.relative_difference()) <= driver::MemoryValidation::kEstimatorTolerance);
+  }
 }
