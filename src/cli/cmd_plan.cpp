@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "command_files.hpp"
 #include "commands.hpp"
 #include "moesim/config/loader.hpp"
 #include "moesim/driver/fit.hpp"
@@ -27,7 +28,12 @@ void add_plan_command(CLI::App& app) {
   cmd->callback([=] {
     config::LoadOptions lo;
     lo.configs_dir = *configs;
+    config::InputRecorder recorder;
     const Scenario s = config::load_scenario(*scenario, lo);
+    CommandFiles files;
+    files.inputs_read(recorder, "the scenario");
+    files.output(*output, "--output");
+    files.refuse_clashes();
     const plan::Layout l = plan::make_layout(s);
     const auto memory = plan::memory_per_stage(s, l);
     const bool fits = std::all_of(memory.begin(), memory.end(), [](const auto& m) { return m.fits(); });
