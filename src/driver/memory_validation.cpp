@@ -79,11 +79,7 @@ MemoryValidation validate_memory(const std::vector<ValidationRow>& runs, const s
                            moesim_static_bytes(r.result.scenario, r.result.layout)});
   }
   if (!std::filesystem::is_directory(memory_dir)) return v;
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(memory_dir))
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) {
+  for (const auto& f : published_scenarios(memory_dir)) {
     const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir});
     if (!s.published || s.published->peak_memory_bytes <= 0) continue;
     const plan::Layout l = plan::make_layout(s);
