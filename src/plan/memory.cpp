@@ -6,6 +6,7 @@
 
 #include "moesim/model/ops.hpp"
 #include "moesim/model/params.hpp"
+#include "moesim/plan/schedule.hpp"
 
 namespace moesim::plan {
 
@@ -81,6 +82,16 @@ double layer_activation_bytes(const Scenario& sc, bool moe_layer) {
   return total;
 }
 
+namespace {
+
+bool holds_embedding(const Layout& l, int pp_rank) {
+  for (int c = 0; c < l.chunks; ++c)
+    if (l.stage(pp_rank, c).embedding) return true;
+  return false;
+}
+
+}  // namespace
+
 ParamShard chunk_params(const Scenario& sc, const Layout& l, int pp_rank, int chunk) {
   const ModelSpec& m = sc.model;
   ParamShard shard;
@@ -98,14 +109,16 @@ ParamShard chunk_params(const Scenario& sc, const Layout& l, int pp_rank, int ch
     const bool moe = m.moe.experts > 0;
     shard.dense_params += dense_params_of_layer(m, moe, l.tp) + model::mtp_extra_params(m) / l.tp;
     if (moe) shard.expert_params += expert_layer;
-    if (!v.embedding && d == 0) shard.dense_params += embedding;  // MTP embeds with its own copy
+    // MTP embeds with its own copy, unless its rank holds the embedding (DeepSeek-V3 shares it
+    // when DualPipe puts the first and last stages on one rank, DSV3 §3.2.3).
+    if (!holds_embedding(l, pp_rank) && d == 0) shard.dense_params += embedding;
   }
   return shard;
 }
 
 ParamShard param_shard(const Scenario& sc, const Layout& l, int pp_rank) {
   ParamShard total;
-  for (int c = 0; c < l.vpp; ++c) {
+  for (int c = 0; c < l.chunks; ++c) {
     ParamShard p = chunk_params(sc, l, pp_rank, c);
     total.dense_params += p.dense_params;
     total.expert_params += p.expert_params;
@@ -113,13 +126,7 @@ ParamShard param_shard(const Scenario& sc, const Layout& l, int pp_rank) {
   return total;
 }
 
-int inflight_chunks(const Layout& l, int pp_rank) {
-  const int total = l.microbatches * l.vpp;
-  if (!l.interleaved) return std::min(l.pp - pp_rank, l.microbatches);
-  // Megatron's interleaved schedule: warm-up forwards, then one more before the first backward.
-  const int warmup = (l.pp - pp_rank - 1) * 2 + (l.vpp - 1) * l.pp;
-  return std::min(warmup + 1, total);
-}
+int inflight_chunks(const Layout& l, int pp_rank) { return inflight_peak(l, pp_rank, {}).total(); }
 
 MemoryBreakdown rank_memory(const Scenario& sc, const Layout& l, int pp_rank) {
   MemoryBreakdown mb;
@@ -139,24 +146,28 @@ MemoryBreakdown rank_memory(const Scenario& sc, const Layout& l, int pp_rank) {
   // data-parallel group (dense) or the expert-data-parallel group (experts).
   const double moment = sc.recipe.adam_moment_dtype == "bf16" ? kBf16 : kFp32;
   const double per_param_state = kFp32 + 2 * moment;
-  mb.optimizer_bytes = mb.params.dense_params * per_param_state / (l.dp * l.cp) +
-                       mb.params.expert_params * per_param_state / l.edp;
+  // (Dualpipe: each stage's states are sharded over the data-parallel ranks of both copies.)
+  mb.optimizer_bytes = (mb.params.dense_params * per_param_state / (l.dp * l.cp) +
+                        mb.params.expert_params * per_param_state / l.edp) / l.param_copies;
 
-  // Activations: each in-flight (micro-batch, chunk) holds its chunk's layers, in schedule
-  // order (Megatron runs pp micro-batches of chunk 0, then of chunk 1, ...).
-  mb.inflight_chunks = inflight_chunks(l, pp_rank);
+  // Activations: each (micro-batch, chunk) pair the schedule holds at its peak keeps what its
+  // chunk's layers saved.
   const ModelSpec& m = sc.model;
   const double moe_act = layer_activation_bytes(sc, true);
   const double dense_act = layer_activation_bytes(sc, false);
   const model::Shard s = model::shard_for(sc);
-  for (int k = 0; k < mb.inflight_chunks; ++k) {
-    const int chunk = l.interleaved ? (k / l.pp) % l.vpp : 0;
-    const VirtualStage& v = l.stage(pp_rank, chunk);
+  std::vector<double> chunk_bytes(l.chunks, 0.0);
+  for (int c = 0; c < l.chunks; ++c) {
+    const VirtualStage& v = l.stage(pp_rank, c);
     for (int i = v.first_layer; i < v.first_layer + v.layers; ++i)
-      mb.activations_bytes += model::is_moe_layer(m, i) ? moe_act : dense_act;
-    mb.activations_bytes += v.mtp_layers * (m.moe.experts > 0 ? moe_act : dense_act);
-    if (v.output) mb.activations_bytes += s.tokens() * (m.vocab / l.tp) * kBf16 * (1 + v.mtp_layers);
+      chunk_bytes[c] += model::is_moe_layer(m, i) ? moe_act : dense_act;
+    chunk_bytes[c] += v.mtp_layers * (m.moe.experts > 0 ? moe_act : dense_act);
+    if (v.output) chunk_bytes[c] += s.tokens() * (m.vocab / l.tp) * kBf16 * (1 + v.mtp_layers);
   }
+  // The peak of bytes, which with unequal chunks may hold a different mix than the peak count.
+  const InflightPeak peak = inflight_peak(l, pp_rank, chunk_bytes);
+  mb.inflight_chunks = inflight_chunks(l, pp_rank);
+  for (int c = 0; c < l.chunks; ++c) mb.activations_bytes += peak.per_chunk[c] * chunk_bytes[c];
 
   // EP staging buffers (dispatch and combine) sized for the routed tokens of one micro-batch,
   // and runtime workspaces (CUDA context, cuBLAS/cuDNN, NCCL): an assumption of 3 GB.

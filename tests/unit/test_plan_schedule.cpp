@@ -1,0 +1,352 @@
+// Pipeline schedules: every pass once and in a causal order, Megatron's warm-up, and the bubble
+// and activation memory of each schedule against the DeepSeek-V3 report's Table 2 (the same
+// table is the DualPipe README's), replayed on the schedule order with given pass times.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "moesim/plan/layout.hpp"
+#include "moesim/plan/memory.hpp"
+#include "moesim/plan/schedule.hpp"
+#include "scenario_fixtures.hpp"
+
+using namespace moesim;
+using plan::Pass;
+
+namespace {
+
+plan::Layout layout_of(const std::string& schedule, int pp, int microbatches, int vpp = 1) {
+  Scenario s = test::uniform_dense(pp, microbatches, vpp);
+  s.layout.schedule = schedule;
+  return plan::make_layout(s);
+}
+
+// Every (micro-batch, chunk) of the rank runs one forward, then one whole backward or a B
+// followed later by its W.
+void check_complete(const plan::Layout& l, int rank) {
+  const auto order = plan::pipeline_schedule(l, rank);
+  std::set<std::pair<int, int>> f, b, w;
+  for (const auto& e : order) {
+    INFO("rank " << rank << " mb " << e.microbatch << " chunk " << e.chunk);
+    REQUIRE((e.microbatch >= 0 && e.microbatch < l.microbatches && e.chunk >= 0 && e.chunk < l.chunks));
+    const auto key = std::make_pair(e.microbatch, e.chunk);
+    switch (e.pass) {
+      case Pass::forward: CHECK(f.insert(key).second); break;
+      case Pass::backward:
+        CHECK(f.count(key) == 1);
+        CHECK(b.insert(key).second);
+        CHECK(w.insert(key).second);
+        break;
+      case Pass::input_grad:
+        CHECK(f.count(key) == 1);
+        CHECK(b.insert(key).second);
+        break;
+      case Pass::weight_grad:
+        CHECK(b.count(key) == 1);
+        CHECK(w.insert(key).second);
+        break;
+    }
+  }
+  const size_t pairs = static_cast<size_t>(l.chunks) * l.microbatches / (l.schedule == plan::Schedule::dualpipe ? 2 : 1);
+  CHECK(f.size() == pairs);
+  CHECK(b.size() == pairs);
+  CHECK(w.size() == pairs);
+}
+
+// Forwards before the first backward: the warm-up and the steady state's first forward.
+int leading_forwards(const plan::Layout& l, int rank) {
+  const auto order = plan::pipeline_schedule(l, rank);
+  int n = 0;
+  while (n < static_cast<int>(order.size()) && order[n].pass == Pass::forward) ++n;
+  return n;
+}
+
+// Pass times: F, B (input gradients) and W; a whole backward takes B + W. Messages are free.
+struct Times {
+  double f = 1, b = 1, w = 1;
+};
+
+struct Replay {
+  double step = 0;                   // the last pass's end on any rank
+  std::vector<double> busy, first, last;  // per rank: pass time, first start, last end
+};
+
+// Runs the ranks' orders as a GPU would: a pass starts when the rank is free and its input has
+// arrived (the previous stage's forward, the next stage's backward, its own B for a W); an F&B
+// pair starts when both of its inputs have (DualPipe's _forward_backward_chunk receives both,
+// then computes).
+Replay replay(const plan::Layout& l, Times t) {
+  std::vector<std::vector<plan::ScheduleEntry>> orders;
+  for (int r = 0; r < l.pp; ++r) orders.push_back(plan::pipeline_schedule(l, r));
+  std::map<std::pair<int, int>, double> forward_done, gradient_done;  // (mb, stage) -> time
+  std::map<std::tuple<int, int, int>, double> local_b_done;          // (rank, mb, chunk)
+  Replay out;
+  out.busy.assign(l.pp, 0);
+  out.first.assign(l.pp, -1);
+  out.last.assign(l.pp, 0);
+  std::vector<size_t> next(l.pp, 0);
+  const int stages = l.virtual_stages();
+  // When entry e of rank r may start (its inputs' arrival), or -1 while one is missing.
+  auto inputs_at = [&](int r, const plan::ScheduleEntry& e) {
+    const int v = l.stage_index(r, e.chunk);
+    auto at = [&](const std::map<std::pair<int, int>, double>& done, int stage) {
+      auto it = done.find({e.microbatch, stage});
+      return it == done.end() ? -1.0 : it->second;
+    };
+    if (e.pass == Pass::forward) return v > 0 ? at(forward_done, v - 1) : 0.0;
+    if (e.pass == Pass::weight_grad) return local_b_done.at({r, e.microbatch, e.chunk});
+    const double own = at(forward_done, v);
+    const double next_stage = v < stages - 1 ? at(gradient_done, v + 1) : 0.0;
+    return own < 0 || next_stage < 0 ? -1.0 : std::max(own, next_stage);
+  };
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int r = 0; r < l.pp; ++r)
+      while (next[r] < orders[r].size()) {
+        const plan::ScheduleEntry& e = orders[r][next[r]];
+        double ready = inputs_at(r, e);
+        const bool pair = next[r] + 1 < orders[r].size() && orders[r][next[r] + 1].paired;
+        if (pair && ready >= 0) {
+          const double partner = inputs_at(r, orders[r][next[r] + 1]);
+          ready = partner < 0 ? -1.0 : std::max(ready, partner);
+        }
+        if (ready < 0) break;
+        for (size_t k = next[r]; k <= next[r] + (pair ? 1 : 0); ++k) {
+          const plan::ScheduleEntry& x = orders[r][k];
+          const int v = l.stage_index(r, x.chunk);
+          const double start = std::max(out.last[r], ready);
+          const double duration = x.pass == Pass::forward       ? t.f
+                                  : x.pass == Pass::weight_grad ? t.w
+                                  : x.pass == Pass::backward    ? t.b + t.w
+                                                                : t.b;
+          const double end = start + duration;
+          if (x.pass == Pass::forward) forward_done[{x.microbatch, v}] = end;
+          if (x.pass == Pass::backward || x.pass == Pass::input_grad) {
+            gradient_done[{x.microbatch, v}] = end;
+            local_b_done[{r, x.microbatch, x.chunk}] = end;
+          }
+          if (out.first[r] < 0) out.first[r] = start;
+          out.last[r] = end;
+          out.busy[r] += duration;
+        }
+        next[r] += pair ? 2 : 1;
+        progress = true;
+      }
+  }
+  for (int r = 0; r < l.pp; ++r) {
+    INFO("rank " << r << " stuck at entry " << next[r]);
+    REQUIRE(next[r] == orders[r].size());
+    out.step = std::max(out.step, out.last[r]);
+  }
+  return out;
+}
+
+// Idle time of a rank within the step: every rank does the same work, so this is the bubble.
+double bubble(const Replay& x, int rank = 0) { return x.step - x.busy[rank]; }
+
+int max_inflight(const plan::Layout& l) {
+  int n = 0;
+  for (int r = 0; r < l.pp; ++r) n = std::max(n, plan::inflight_chunks(l, r));
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("Every schedule runs each pass once, backward after forward, W after B", "[plan][schedule]") {
+  for (int pp : {1, 2, 4, 8}) {
+    for (int m : {2 * pp, 2 * pp + 2, 4 * pp}) {
+      INFO("pp " << pp << " micro-batches " << m);
+      for (const auto& [schedule, vpp] : std::vector<std::pair<std::string, int>>{
+               {"1f1b", 1}, {"1f1b", 2}, {"zb-h1", 1}, {"zb-v", 2}, {"dualpipev", 2}, {"dualpipe", 1}}) {
+        if (schedule == "dualpipe" && pp % 2 != 0) continue;
+        if (schedule == "1f1b" && vpp > 1 && m % pp != 0) continue;
+        INFO(schedule << " vpp " << vpp);
+        const plan::Layout l = layout_of(schedule, pp, m, vpp);
+        for (int r = 0; r < pp; ++r) check_complete(l, r);
+        replay(l, Times{});  // and every pass can run: no rank waits forever
+      }
+    }
+  }
+}
+
+TEST_CASE("ZB-V runs for every micro-batch count, not only multiples of pp", "[plan][schedule]") {
+  for (int pp : {1, 2, 3, 5})
+    for (int m = 1; m <= 3 * pp + 1; ++m) {
+      INFO("pp " << pp << " micro-batches " << m);
+      const plan::Layout l = layout_of("zb-v", pp, m, 2);
+      for (int r = 0; r < pp; ++r) check_complete(l, r);
+      replay(l, Times{});
+    }
+}
+
+TEST_CASE("1F1B runs every forward and backward once, warm-up pp - rank - 1", "[plan][schedule]") {
+  const plan::Layout l = layout_of("1f1b", 4, 8);
+  for (int r = 0; r < 4; ++r) CHECK(leading_forwards(l, r) == 4 - r - 1 + 1);
+  const auto last = plan::pipeline_schedule(l, 3);
+  CHECK(last[0].pass == Pass::forward);
+  CHECK(last[1].pass == Pass::backward);  // the last stage alternates from the start
+  CHECK(last[1].microbatch == 0);
+}
+
+TEST_CASE("Interleaved 1F1B follows Megatron's chunk order", "[plan][schedule]") {
+  const plan::Layout l = layout_of("1f1b", 4, 8, 2);
+  const auto order = plan::pipeline_schedule(l, 0);
+  // Forwards run pp micro-batches of chunk 0, then the same ones on chunk 1, then the next pp.
+  std::vector<std::pair<int, int>> first;
+  for (int k = 0; k < 10; ++k) first.emplace_back(order[k].microbatch, order[k].chunk);
+  CHECK(first == std::vector<std::pair<int, int>>{{0, 0}, {1, 0}, {2, 0}, {3, 0}, {0, 1},
+                                                  {1, 1}, {2, 1}, {3, 1}, {4, 0}, {5, 0}});
+  // Backwards start from the last chunk.
+  for (const auto& e : order)
+    if (e.pass == Pass::backward) {
+      CHECK(e.chunk == 1);
+      CHECK(e.microbatch == 0);
+      break;
+    }
+}
+
+TEST_CASE("Warm-up and in-flight count replay Megatron's get_pp_rank_microbatches", "[plan][schedule]") {
+  // megatron/core/pipeline_parallel/schedules.py, get_pp_rank_microbatches, with
+  // microbatch_group_size_per_vp_stage = pp (its default):
+  //   non-interleaved: warmup = pp - rank - 1
+  //   interleaved:     warmup = (pp - rank - 1) * 2 + (vpp - 1) * pp, + 1 with
+  //                    overlap_moe_expert_parallel_comm; at most microbatches * vpp.
+  // The steady state then issues one more forward before each backward, so at most warmup + 1
+  // (micro-batch, chunk) activations are held, never more than all of them.
+  for (int pp : {2, 4, 8})
+    for (int vpp : {1, 2, 4})
+      for (int m : {pp, 2 * pp, 3 * pp})
+        for (bool overlap : {false, true}) {
+          Scenario s = test::uniform_dense(pp, m, vpp);
+          s.recipe.ep_overlap = overlap;
+          const plan::Layout l = plan::make_layout(s);
+          for (int rank = 0; rank < pp; ++rank) {
+            const int total = m * vpp;
+            int warmup = vpp == 1 ? pp - rank - 1 : (pp - rank - 1) * 2 + (vpp - 1) * pp;
+            if (overlap) warmup += 1;  // moesim applies the combined 1F1B's extra forward at vpp 1 too
+            warmup = std::min(warmup, total);
+            INFO("pp " << pp << " vpp " << vpp << " m " << m << " overlap " << overlap << " rank " << rank);
+            CHECK(leading_forwards(l, rank) == std::min(warmup + 1, total));
+            CHECK(plan::inflight_chunks(l, rank) == std::min(warmup + 1, total));
+          }
+        }
+}
+
+TEST_CASE("Memory's in-flight count is the schedule's peak of forwards issued minus backwards done",
+          "[plan][schedule]") {
+  for (const auto& [schedule, vpp] : std::vector<std::pair<std::string, int>>{
+           {"1f1b", 1}, {"1f1b", 2}, {"zb-h1", 1}, {"zb-v", 2}, {"dualpipev", 2}, {"dualpipe", 1}}) {
+    Scenario s = test::uniform_dense(4, 16, vpp);
+    s.layout.schedule = schedule;
+    const plan::Layout l = plan::make_layout(s);
+    for (int r = 0; r < l.pp; ++r) {
+      // Counted here from the order: a forward adds a pair, a whole backward or a W removes it.
+      int held = 0, peak = 0;
+      for (const auto& e : plan::pipeline_schedule(l, r)) {
+        held += e.pass == Pass::forward ? 1 : e.pass == Pass::input_grad ? 0 : -1;
+        peak = std::max(peak, held);
+      }
+      INFO(schedule << " rank " << r);
+      CHECK(plan::rank_memory(s, l, r).inflight_chunks == peak);
+      CHECK(plan::inflight_chunks(l, r) == peak);
+    }
+  }
+}
+
+// DSV3 §3.2.1, Table 2 ("Comparison of pipeline bubbles and memory usage across different
+// pipeline parallel methods"), also deepseek-ai/DualPipe README.md. F: a forward chunk, B: a full
+// backward chunk, W: a "backward for weights" chunk, F&B: two mutually overlapped forward and
+// backward chunks (F + B with free communication), PP: pipeline stages.
+//   1F1B      bubble (PP-1)(F+B)          parameters 1x  activations PP
+//   ZB1P      bubble (PP-1)(F+B-2W)       parameters 1x  activations PP
+//   DualPipe  bubble (PP/2-1)(F&B+B-3W)   parameters 2x  activations PP+1
+//   DualPipeV bubble (PP/2-1)(F&B+B-3W)   parameters 2x  activations PP+1  (PP/2 devices)
+TEST_CASE("Table 2 row 1F1B: bubble (PP-1)(F+B), activations PP", "[plan][schedule]") {
+  for (const Times t : {Times{1, 1, 1}, Times{1, 1.3, 0.9}, Times{2, 3, 1}})
+    for (int pp : {2, 4, 8})
+      for (int m : {pp, 2 * pp + 1, 4 * pp}) {
+        const plan::Layout l = layout_of("1f1b", pp, m);
+        const double full_b = t.b + t.w;
+        INFO("pp " << pp << " m " << m);
+        CHECK(bubble(replay(l, t)) == Approx((pp - 1) * (t.f + full_b)));
+        CHECK(max_inflight(l) == pp);
+      }
+}
+
+TEST_CASE("Table 2 row ZB1P (zb-h1): bubble (PP-1)(F+B-2W), activations PP", "[plan][schedule]") {
+  for (const Times t : {Times{1, 1, 1}, Times{1, 1.3, 0.9}, Times{2, 3, 1}})
+    for (int pp : {2, 4, 8})
+      for (int m : {pp, 2 * pp + 1, 4 * pp}) {
+        const plan::Layout l = layout_of("zb-h1", pp, m);
+        const double full_b = t.b + t.w;
+        INFO("pp " << pp << " m " << m << " F " << t.f << " B " << full_b << " W " << t.w);
+        CHECK(bubble(replay(l, t)) == Approx((pp - 1) * (t.f + full_b - 2 * t.w)));
+        CHECK(max_inflight(l) == pp);
+      }
+}
+
+// The DualPipe formula is exact when a forward chunk takes as long as a backward's input part
+// (F = B - W) and W fits in it (W <= F), the balance DualPipe's F&B chunks are built for; with
+// other times the replay differs from it (docs/method.md).
+TEST_CASE("Table 2 row DualPipe: bubble (PP/2-1)(F&B+B-3W), activations PP+1", "[plan][schedule]") {
+  for (const Times t : {Times{1, 1, 1}, Times{1, 1, 0.5}, Times{2, 2, 1}})
+    for (int pp : {2, 4, 8, 16})
+      for (int m : {2 * pp, 2 * pp + 2, 4 * pp}) {
+        const plan::Layout l = layout_of("dualpipe", pp, m);
+        const double full_b = t.b + t.w, f_and_b = t.f + full_b;
+        INFO("pp " << pp << " m " << m);
+        CHECK(bubble(replay(l, t)) == Approx((pp / 2.0 - 1) * (f_and_b + full_b - 3 * t.w)));
+        CHECK(max_inflight(l) == pp + 1);
+      }
+}
+
+TEST_CASE("Table 2 row DualPipeV: the same bubble with PP = 2 x ranks stages, activations PP+1",
+          "[plan][schedule]") {
+  for (const Times t : {Times{1, 1, 1}, Times{1, 1, 0.5}, Times{2, 2, 1}})
+    for (int ranks : {1, 2, 4, 8})
+      for (int m : {2 * ranks, 2 * ranks + 1, 4 * ranks}) {
+        const plan::Layout l = layout_of("dualpipev", ranks, m, 2);
+        const int stages = 2 * ranks;
+        const double full_b = t.b + t.w, f_and_b = t.f + full_b;
+        INFO("ranks " << ranks << " m " << m);
+        CHECK(bubble(replay(l, t)) == Approx((stages / 2.0 - 1) * (f_and_b + full_b - 3 * t.w)));
+        CHECK(max_inflight(l) == stages + 1);  // chunks of one of the 2 x ranks stages
+      }
+}
+
+// The zero-bubble paper's ZB-V (README: bubble rate 0 with T_F = T_B = T_W, activation memory as
+// 1F1B, twice its pipeline messages). Its builder counts a stage's bubble from the stage's first
+// forward on (zbv.py, stage_bubble); before it, rank r waits r forwards for its first input, as
+// in any pipeline.
+TEST_CASE("ZB-V: no bubble between a rank's first and last pass when F = B = W", "[plan][schedule]") {
+  for (int pp : {2, 4, 8, 16})
+    for (int m : {2 * pp, 2 * pp + 3, 3 * pp}) {
+      const plan::Layout l = layout_of("zb-v", pp, m, 2);
+      const Times t{1, 1, 1};
+      const Replay x = replay(l, t);
+      INFO("pp " << pp << " m " << m);
+      for (int r = 0; r < pp; ++r) CHECK(x.last[r] - x.first[r] - x.busy[r] == Approx(0).margin(1e-9));
+      CHECK(bubble(x) == Approx((pp - 1) * t.f));
+      CHECK(max_inflight(l) == 2 * pp);  // half-size chunks: pp micro-batches' worth, as 1F1B
+    }
+}
+
+TEST_CASE("V-shaped schedules place chunk 1 of rank r on stage 2 pp - 1 - r; dualpipe mirrors ranks",
+          "[plan][schedule]") {
+  const plan::Layout v = layout_of("dualpipev", 4, 8, 2);
+  CHECK(v.stage_index(0, 0) == 0);
+  CHECK(v.stage_index(0, 1) == 7);
+  CHECK(v.stage_index(3, 1) == 4);
+  CHECK(v.holder(4, 0).pp_rank == 3);
+  CHECK(v.holder(4, 0).chunk == 1);
+  const plan::Layout d = layout_of("dualpipe", 4, 8);
+  CHECK(d.chunks == 2);
+  CHECK(d.stage_index(0, 1) == 3);
+  CHECK(d.stage_index(1, 1) == 2);
+  CHECK(d.holder(0, 3).pp_rank == 0);  // micro-batches 0-3 enter at rank 0
+  CHECK(d.holder(0, 4).pp_rank == 3);  // 4-7 at rank 3
+  CHECK(d.mirror_pp_rank(1) == 2);
+}
