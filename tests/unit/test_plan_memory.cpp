@@ -104,3 +104,22 @@ TEST_CASE("Memory grows with the micro-batch size", "[plan][memory]") {
   const plan::Layout l2 = plan::make_layout(s);
   CHECK(plan::rank_memory(s, l2, 0).total_bytes() > plan::rank_memory(test::record_gb300(), l1, 0).total_bytes());
 }
+
+TEST_CASE("DualPipe holds two parameter copies per rank; the optimizer shards each over both", "[plan][memory]") {
+  const Scenario flat = test::uniform_dense(4, 8);
+  Scenario dual = flat;
+  dual.layout.schedule = "dualpipe";
+  const plan::Layout lf = plan::make_layout(flat), ld = plan::make_layout(dual);
+  for (int r = 0; r < 4; ++r)
+    CHECK(plan::param_shard(dual, ld, r).dense_params ==
+          plan::param_shard(flat, lf, r).dense_params + plan::param_shard(flat, lf, 3 - r).dense_params);
+  // Middle ranks hold two copies of 2 identical layers: weights and gradients double, the
+  // optimizer's states are sharded over the two copies' ranks and stay as in 1F1B.
+  const plan::MemoryBreakdown d = plan::rank_memory(dual, ld, 1), f = plan::rank_memory(flat, lf, 1);
+  CHECK(d.weights_bytes == 2 * f.weights_bytes);
+  CHECK(d.gradients_bytes == 2 * f.gradients_bytes);
+  CHECK(d.optimizer_bytes == Approx(f.optimizer_bytes));
+  // DSV3 Table 2: DualPipe holds PP + 1 micro-batches' activations, 1F1B PP on the first rank.
+  CHECK(plan::inflight_chunks(ld, 0) == 4 + 1);
+  CHECK(plan::inflight_chunks(lf, 0) == 4);
+}

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "moesim/report/trace.hpp"
-#include "scenario_fixtures.hpp"
+#include "run_support.hpp"
 #include "test_docs_support.hpp"
 
 using namespace moesim;
@@ -17,20 +17,8 @@ using nlohmann::json;
 
 namespace {
 
-driver::RunResult recorded(const Scenario& s, platform::Fidelity f = platform::Fidelity::folded) {
-  driver::RunOptions o;
-  o.engine.record_timeline = true;
-  o.engine.fidelity = f;
-  o.configs_dir = test::configs_dir().string();
-  return driver::run_scenario(s, o);
-}
-
-// Links so fast and so close that communication costs nothing measurable.
-Scenario without_network_cost(Scenario s) {
-  s.system.nvlink_bytes_per_s = s.system.nic_bytes_per_s = 1e18;
-  s.system.nvlink_latency_s = s.system.nic_latency_s = s.system.fabric.switch_latency_s = 0;
-  return s;
-}
+using test::recorded;
+using test::without_network_cost;
 
 // A trace's round trip through text, the way a viewer receives it.
 json traced(const driver::RunResult& r, const report::TraceOptions& o = {}) {
