@@ -10,7 +10,8 @@
 namespace moesim::driver {
 
 Validation validate(const std::filesystem::path& published_dir,
-                    const std::filesystem::path& record_scenario, const RunOptions& options) {
+                    const std::filesystem::path& record_scenario, const RunOptions& options,
+                    const std::filesystem::path& schedules_scenario) {
   Validation v;
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(published_dir))
@@ -45,6 +46,7 @@ Validation validate(const std::filesystem::path& published_dir,
   v.scaling.from_gpus = record.gpus;
   v.scaling.to_gpus = 4 * record.gpus;
   v.scaling.efficiency = large.metrics.tflops_per_gpu / small.metrics.tflops_per_gpu;
+  if (!schedules_scenario.empty()) v.schedules = compare_schedules(schedules_scenario, options);
   return v;
 }
 
@@ -105,6 +107,7 @@ std::string validation_markdown(const Validation& v) {
     out += fmt::format("\nStep time {:.3f} s; MFU {:.1f} %. Pipeline layout `{}`.\n", r.result.metrics.step_time_s,
                        100 * r.result.metrics.mfu, r.result.layout.pipeline_layout);
   }
+  if (!v.schedules.rows.empty()) out += schedule_comparison_markdown(v.schedules);
   return out;
 }
 

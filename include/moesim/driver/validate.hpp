@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "moesim/driver/run.hpp"
+#include "moesim/driver/schedule_comparison.hpp"
 
 namespace moesim::driver {
 
@@ -28,11 +29,14 @@ struct Validation {
   std::vector<ValidationRow> runs;          // sorted by file name
   bool history_monotone = true;             // gb200-history-step0..12 in increasing order
   ScalingCheck scaling;                     // record layout 256 -> 1,024 GPUs
+  ScheduleComparison schedules;             // DeepSeek's own setup beside DSV3 Table 2 (if asked)
 };
 
-// Runs every *.json in `published_dir`; the scaling check weak-scales `record_scenario`.
+// Runs every *.json in `published_dir`; the scaling check weak-scales `record_scenario`;
+// `schedules_scenario`, when given, is compared under the schedules of DSV3 Table 2.
 Validation validate(const std::filesystem::path& published_dir,
-                    const std::filesystem::path& record_scenario, const RunOptions& options);
+                    const std::filesystem::path& record_scenario, const RunOptions& options,
+                    const std::filesystem::path& schedules_scenario = {});
 
 // docs/validation.md: the table, the known gaps and where the record step's time goes.
 std::string validation_markdown(const Validation& v);
