@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "moesim/model/flops.hpp"
@@ -385,6 +386,34 @@ class StepEmitter {
 };
 
 }  // namespace
+
+std::vector<long long> task_counts(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal) {
+  const PassLowering lowering(s, l, cal);
+  const int stages = l.virtual_stages();
+  std::vector<long long> counts;
+  for (int r = 0; r < l.pp; ++r) {
+    long long tasks = 1;  // the optimizer
+    for (int c = 0; c < l.chunks; ++c) {
+      const plan::ParamShard p = plan::chunk_params(s, l, r, c);
+      const int dense = l.dp * l.cp > 1 && p.dense_params > 0 ? 1 : 0;
+      const int expert = l.edp > 1 && p.expert_params > 0 ? 1 : 0;
+      tasks += 2 * (dense + expert);  // parameter all-gathers and gradient reduce-scatters
+    }
+    // Per schedule entry: its pass's items (an empty pass is one idle task), its send onwards
+    // unless the next stage is its own rank's, and an F&B step's marker.
+    std::map<std::pair<int, plan::Pass>, long long> items;
+    for (const plan::ScheduleEntry& e : plan::pipeline_schedule(l, r)) {
+      auto [it, fresh] = items.try_emplace({e.chunk, e.pass}, 0);
+      if (fresh) it->second = static_cast<long long>(std::max<std::size_t>(lowering.lower(r, e.chunk, e.pass).size(), 1));
+      tasks += it->second + (e.paired ? 1 : 0);
+      if (e.pass == plan::Pass::weight_grad) continue;
+      const int to = l.stage_index(r, e.chunk) + (e.pass == plan::Pass::forward ? 1 : -1);
+      if (to >= 0 && to < stages && l.holder(to, e.microbatch).pp_rank != r) ++tasks;
+    }
+    counts.push_back(tasks);
+  }
+  return counts;
+}
 
 StepProgram build_step(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal) {
   StepProgram step;

@@ -32,11 +32,19 @@ struct Validation {
   ScheduleComparison schedules;             // DeepSeek's own setup beside DSV3 Table 2 (if asked)
 };
 
+// The *.json files of `published_dir`, sorted by name.
+std::vector<std::filesystem::path> published_scenarios(const std::filesystem::path& published_dir);
+
 // Runs every *.json in `published_dir`; the scaling check weak-scales `record_scenario`;
 // `schedules_scenario`, when given, is compared under the schedules of DSV3 Table 2.
 Validation validate(const std::filesystem::path& published_dir,
                     const std::filesystem::path& record_scenario, const RunOptions& options,
                     const std::filesystem::path& schedules_scenario = {});
+
+// What fails `moesim validate` (exit 1): one line per row outside its tolerance. Empty when the
+// validation passes. The one place that decides it (the history's order and the scaling are
+// reported, not gated).
+std::vector<std::string> validation_failures(const Validation& v);
 
 // docs/validation.md: the table, the known gaps and where the record step's time goes.
 std::string validation_markdown(const Validation& v);
