@@ -151,7 +151,13 @@ ScheduleComparison compare_schedules(const std::filesystem::path& file, const Ru
 std::string schedule_comparison_markdown(const ScheduleComparison& c) {
   std::string out = fmt::format(
       "\n## Pipeline schedules on DeepSeek's own setup (DSV3 Table 2)\n\n"
-      "`scenarios/{}`: {}. The DeepSeek-V3 report's Table 2 (§3.2.1, also the DualPipe README) "
+      "`scenarios/{}`: {}. Its settings are DeepSeek's (DSV3-TRAIN: 2,048 H800, PP16 with DualPipe, "
+      "EP64, ZeRO-1, FP8 with FP8 dispatch, 20 communication SMs, RMSNorm, MLA up-projection and "
+      "SwiGLU recomputed, BF16 Adam moments, sequence 4,096, 15,360 sequences per step, MTP), with "
+      "named assumptions where the report is silent: micro-batches of one sequence, the pipeline "
+      "layout `Et*3|(t*4|)*14t*2mL` (each DualPipe rank pair holds eight layers), parameters kept "
+      "and gathered in FP8 only, and the generic Megatron-Core stack's kernel and launch figures. "
+      "The DeepSeek-V3 report's Table 2 (§3.2.1, also the DualPipe README) "
       "gives each schedule's bubble in F (a forward chunk), B (a full backward chunk), W (a "
       "weight-gradient chunk) and F&B (a forward and a backward chunk overlapped), and its "
       "parameters and activations per device, PP being the pipeline stages ({} here). Below, the "
