@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -186,57 +187,64 @@ TEST_CASE("Memory's in-flight count is the schedule's peak of forwards issued mi
 //   ZB1P      bubble (PP-1)(F+B-2W)       parameters 1x  activations PP
 //   DualPipe  bubble (PP/2-1)(F&B+B-3W)   parameters 2x  activations PP+1
 //   DualPipeV bubble (PP/2-1)(F&B+B-3W)   parameters 2x  activations PP+1  (PP/2 devices)
-TEST_CASE("Table 2 row 1F1B: bubble (PP-1)(F+B), activations PP", "[plan][schedule]") {
-  for (const Times t : {Times{1, 1, 1}, Times{1, 1.3, 0.9}, Times{2, 3, 1}})
-    for (int pp : {2, 4, 8})
-      for (int m : {pp, 2 * pp + 1, 4 * pp}) {
-        const plan::Layout l = layout_of("1f1b", pp, m);
-        const double full_b = t.b + t.w;
-        INFO("pp " << pp << " m " << m);
-        CHECK(bubble(replay(l, t)) == Approx((pp - 1) * (t.f + full_b)));
-        CHECK(max_inflight(l) == pp);
+namespace {
+
+// One Table 2 row: for each set of pass times and (ranks, micro-batches) pair, the replayed
+// bubble equals the row's formula in F, B (whole backward), W and PP, and the fullest rank holds
+// the row's activations.
+struct TableRow {
+  std::string schedule;
+  int vpp = 1;
+  std::vector<Times> times;
+  std::vector<int> ranks;
+  std::function<std::vector<int>(int ranks)> microbatches;
+  std::function<double(int pp, double f, double b, double w)> bubble;
+  std::function<int(int pp)> activations;
+};
+
+void check_row(const TableRow& row) {
+  for (const Times t : row.times)
+    for (int ranks : row.ranks)
+      for (int m : row.microbatches(ranks)) {
+        const plan::Layout l = layout_of(row.schedule, ranks, m, row.vpp);
+        const int pp = l.virtual_stages();  // the table counts stages (2 per rank on dualpipev)
+        INFO(row.schedule << " ranks " << ranks << " m " << m << " F " << t.f << " B " << t.b + t.w << " W " << t.w);
+        CHECK(bubble(replay(l, t)) == Approx(row.bubble(pp, t.f, t.b + t.w, t.w)));
+        CHECK(max_inflight(l) == row.activations(pp));
       }
 }
 
-TEST_CASE("Table 2 row ZB1P (zb-h1): bubble (PP-1)(F+B-2W), activations PP", "[plan][schedule]") {
-  for (const Times t : {Times{1, 1, 1}, Times{1, 1.3, 0.9}, Times{2, 3, 1}})
-    for (int pp : {2, 4, 8})
-      for (int m : {pp, 2 * pp + 1, 4 * pp}) {
-        const plan::Layout l = layout_of("zb-h1", pp, m);
-        const double full_b = t.b + t.w;
-        INFO("pp " << pp << " m " << m << " F " << t.f << " B " << full_b << " W " << t.w);
-        CHECK(bubble(replay(l, t)) == Approx((pp - 1) * (t.f + full_b - 2 * t.w)));
-        CHECK(max_inflight(l) == pp);
-      }
-}
-
+const std::vector<Times> kAnyTimes = {{1, 1, 1}, {1, 1.3, 0.9}, {2, 3, 1}};
 // The DualPipe formula is exact when a forward chunk takes as long as a backward's input part
 // (F = B - W) and W fits in it (W <= F), the balance DualPipe's F&B chunks are built for; with
 // other times the replay differs from it (docs/method.md).
+const std::vector<Times> kBalancedTimes = {{1, 1, 1}, {1, 1, 0.5}, {2, 2, 1}};
+int same(int pp) { return pp; }
+int one_more(int pp) { return pp + 1; }
+// F&B: a forward and a backward overlapped, F + B with free communication.
+double dualpipe_bubble(int pp, double f, double b, double w) { return (pp / 2.0 - 1) * ((f + b) + b - 3 * w); }
+
+}  // namespace
+
+TEST_CASE("Table 2 row 1F1B: bubble (PP-1)(F+B), activations PP", "[plan][schedule]") {
+  check_row({"1f1b", 1, kAnyTimes, {2, 4, 8}, [](int p) { return std::vector<int>{p, 2 * p + 1, 4 * p}; },
+             [](int pp, double f, double b, double) { return (pp - 1) * (f + b); }, same});
+}
+
+TEST_CASE("Table 2 row ZB1P (zb-h1): bubble (PP-1)(F+B-2W), activations PP", "[plan][schedule]") {
+  check_row({"zb-h1", 1, kAnyTimes, {2, 4, 8}, [](int p) { return std::vector<int>{p, 2 * p + 1, 4 * p}; },
+             [](int pp, double f, double b, double w) { return (pp - 1) * (f + b - 2 * w); }, same});
+}
+
 TEST_CASE("Table 2 row DualPipe: bubble (PP/2-1)(F&B+B-3W), activations PP+1", "[plan][schedule]") {
-  for (const Times t : {Times{1, 1, 1}, Times{1, 1, 0.5}, Times{2, 2, 1}})
-    for (int pp : {2, 4, 8, 16})
-      for (int m : {2 * pp, 2 * pp + 2, 4 * pp}) {
-        const plan::Layout l = layout_of("dualpipe", pp, m);
-        const double full_b = t.b + t.w, f_and_b = t.f + full_b;
-        INFO("pp " << pp << " m " << m);
-        CHECK(bubble(replay(l, t)) == Approx((pp / 2.0 - 1) * (f_and_b + full_b - 3 * t.w)));
-        CHECK(max_inflight(l) == pp + 1);
-      }
+  check_row({"dualpipe", 1, kBalancedTimes, {2, 4, 8, 16},
+             [](int p) { return std::vector<int>{2 * p, 2 * p + 2, 4 * p}; }, dualpipe_bubble, one_more});
 }
 
 TEST_CASE("Table 2 row DualPipeV: the same bubble with PP = 2 x ranks stages, activations PP+1",
           "[plan][schedule]") {
-  for (const Times t : {Times{1, 1, 1}, Times{1, 1, 0.5}, Times{2, 2, 1}})
-    for (int ranks : {1, 2, 4, 8})
-      for (int m : {2 * ranks, 2 * ranks + 1, 4 * ranks}) {
-        const plan::Layout l = layout_of("dualpipev", ranks, m, 2);
-        const int stages = 2 * ranks;
-        const double full_b = t.b + t.w, f_and_b = t.f + full_b;
-        INFO("ranks " << ranks << " m " << m);
-        CHECK(bubble(replay(l, t)) == Approx((stages / 2.0 - 1) * (f_and_b + full_b - 3 * t.w)));
-        CHECK(max_inflight(l) == stages + 1);  // chunks of one of the 2 x ranks stages
-      }
+  check_row({"dualpipev", 2, kBalancedTimes, {1, 2, 4, 8},
+             [](int r) { return std::vector<int>{2 * r, 2 * r + 1, 4 * r}; }, dualpipe_bubble, one_more});
 }
 
 // The zero-bubble paper's ZB-V (README: bubble rate 0 with T_F = T_B = T_W, activation memory as
