@@ -33,7 +33,11 @@ void describe_layout(Reader& r, LayoutSpec& l) {
              .optional()
              .may_be_empty(),
          l.pipeline_layout);
-  r.choice(key("schedule", "pipeline schedule (interleaved when vpp > 1)").optional(), l.schedule, {"1f1b"});
+  r.choice(key("schedule", "pipeline schedule: 1f1b (Megatron's, interleaved when vpp > 1), zb-h1 (1F1B with the "
+                           "backward split into input and weight gradients), zb-v (zero-bubble V, vpp = 2), "
+                           "dualpipe (DeepSeek's, micro-batches from both ends, vpp = 1, two stage copies "
+                           "per rank), dualpipev (DualPipe on a V, vpp = 2)").optional(),
+           l.schedule, pipeline_schedule_names());
   r.integer(key("gpus_per_domain", "GPUs used per NVLink domain; 0 = the whole domain").optional().at_least(0),
             l.gpus_per_domain);
 }
@@ -48,14 +52,19 @@ void describe_published(Reader& r, Published& p) {
            p.tflops_per_gpu);
   r.number(key("tokens_per_s_per_gpu", "published tokens per second per GPU; 0 = none").in("tokens/s").optional().at_least(0),
            p.tokens_per_s_per_gpu);
+  r.number(key("peak_memory_gbytes", "measured peak allocated memory per GPU (the largest pipeline rank); 0 = none")
+               .in("GB", 1e9)
+               .optional()
+               .at_least(0),
+           p.peak_memory_bytes);
   r.number(key("tolerance", "relative deviation within which a simulation reproduces the run").optional().above(0).at_most(1),
            p.tolerance);
   r.text(key("known_gap", "why this run is only reproduced within a wider tolerance than 5 %; \"\" = none")
              .optional()
              .may_be_empty(),
          p.known_gap);
-  r.rule("tflops_per_gpu", p.tflops_per_gpu > 0 || p.tokens_per_s_per_gpu > 0,
-         "tflops_per_gpu or tokens_per_s_per_gpu > 0 (something to compare with)");
+  r.rule("tflops_per_gpu", p.tflops_per_gpu > 0 || p.tokens_per_s_per_gpu > 0 || p.peak_memory_bytes > 0,
+         "tflops_per_gpu, tokens_per_s_per_gpu or peak_memory_gbytes > 0 (something to compare with)");
 }
 
 }  // namespace

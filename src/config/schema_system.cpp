@@ -5,12 +5,15 @@ namespace moesim::config {
 namespace {
 
 void describe_fabric(Reader& r, FabricSpec& f) {
-  r.choice(key("topology", "scale-out topology: a two-tier fat tree, each NVLink domain's NICs on its own leaves")
+  r.choice(key("topology", "scale-out topology: a two-tier fat tree, rail-optimised: each GPU's NIC on the leaf of its rail (its "
+                                   "index in its NVLink domain)")
                .optional(),
            f.topology, {"rail_optimized_fat_tree"});
-  r.integer(key("gpus_per_leaf", "GPU NIC ports per leaf switch (half the switch radix at 1:1)").at_least(1),
+  r.integer(key("gpus_per_leaf", "GPU NIC ports per leaf switch (half the switch radix at 1:1): one per domain on its "
+                                     "rail, so traffic among this many consecutive domains stays under the leaves").at_least(1),
             f.gpus_per_leaf);
-  r.number(key("oversubscription", "leaf downlink : uplink bandwidth ratio; 1 = non-blocking").at_least(1),
+  r.number(key("oversubscription", "leaf downlink : uplink bandwidth ratio, met by traffic between leaf groups; "
+                                        "1 = non-blocking").at_least(1),
            f.oversubscription);
   r.number(key("switch_latency_us", "latency of one switch hop").in("us", 1e-6).at_least(0), f.switch_latency_s);
 }
