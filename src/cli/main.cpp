@@ -1,6 +1,7 @@
 // moesim: a discrete-event simulator of rack-scale Mixture-of-Experts pre-training.
-// Exit codes: 0 success, 1 unexpected failure, 2 invalid input (named file and JSON path),
-// 3 infeasible layout (explained), 4 output could not be written.
+// Exit codes: 0 success, 1 unexpected failure or a failed check (validate: a predicted row
+// outside +-5 %), 2 invalid input (named file and JSON path), 3 infeasible layout (explained),
+// 4 output could not be written.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -32,6 +33,9 @@ int main(int argc, char** argv) {
   } catch (const moesim::InfeasibleError& e) {
     fmt::print(stderr, "error: {}\n  (see docs/scenarios.md, section layout)\n", e.what());
     return 3;
+  } catch (const moesim::cli::CheckFailed& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return e.code;
   } catch (const moesim::cli::OutputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 4;
