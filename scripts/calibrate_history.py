@@ -3,7 +3,7 @@
 one published row it is fitted to, writes the value into every file the registry lists for it,
 and then does the leave-one-out check: it refits the parameter without its row, to the row named
 under leave_one_out.fitted_to, runs its own row with that value and records that row's error
-(leave_one_out.value and .error in configs/fitted.json; docs/validation.md shows them).
+(leave_one_out.values and .error in configs/fitted.json; docs/validation.md shows them).
 
 A parameter with several keys (the HybridEP dispatch and combine efficiencies) is fitted as one:
 all its keys scale by the same factor, so their recorded ratio stays as the registry says.
@@ -109,7 +109,8 @@ for entry in registry["parameters"]:
         loo_values = rounded(scaled(entry_at_fit, fit(entry_at_fit, loo["fitted_to"])))
         set_values(entry, loo_values)
         simulated, target = tflops_and_target(entry["fitted_to"])
-        loo["value"] = next(iter(loo_values.values()))
+        loo.pop("value", None)
+        loo["values"] = loo_values
         loo["error"] = round(simulated / target - 1, 4)
         print(f"  leave-one-out, fitted to {loo['fitted_to']}: {loo_values}; {entry['fitted_to']} then "
               f"{100 * loo['error']:+.1f} %")

@@ -8,6 +8,7 @@
 
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
+#include "moesim/config/strict_json.hpp"
 #include "moesim/driver/validate.hpp"
 
 namespace moesim::driver {
@@ -17,60 +18,7 @@ using nlohmann::json;
 
 namespace {
 
-class StrictReader {
- public:
-  explicit StrictReader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const std::string& at, const std::string& expected) const {
-    throw ConfigError(file_, at, expected);
-  }
-
-  void allow_keys(const json& obj, const std::string& at, const std::vector<std::string>& allowed) const {
-    if (!obj.is_object()) fail(at, "an object; got " + obj.dump());
-    for (const auto& item : obj.items())
-      if (std::find(allowed.begin(), allowed.end(), item.key()) == allowed.end())
-        fail(at + "." + item.key(), fmt::format("unknown key; allowed keys here: {}", fmt::join(allowed, ", ")));
-  }
-
-  const json& member(const json& obj, const std::string& key, const std::string& at) const {
-    const auto it = obj.find(key);
-    if (it == obj.end()) fail(at + "." + key, "a value (required key missing)");
-    return *it;
-  }
-
-  std::string text(const json& obj, const std::string& key, const std::string& at) const {
-    const json& v = member(obj, key, at);
-    if (!v.is_string() || v.get_ref<const std::string&>().empty())
-      fail(at + "." + key, "a non-empty string; got " + v.dump());
-    return v.get<std::string>();
-  }
-
-  double number(const json& obj, const std::string& key, const std::string& at) const {
-    const json& v = member(obj, key, at);
-    if (!v.is_number() || !std::isfinite(v.get<double>())) fail(at + "." + key, "a finite number; got " + v.dump());
-    return v.get<double>();
-  }
-
-  const json& list(const json& obj, const std::string& key, const std::string& at) const {
-    const json& v = member(obj, key, at);
-    if (!v.is_array() || v.empty()) fail(at + "." + key, "a non-empty list; got " + v.dump());
-    return v;
-  }
-
-  std::vector<std::string> texts(const json& obj, const std::string& key, const std::string& at) const {
-    std::vector<std::string> out;
-    const json& v = list(obj, key, at);
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (!v[i].is_string() || v[i].get_ref<const std::string&>().empty())
-        fail(fmt::format("{}.{}[{}]", at, key, i), "a non-empty string; got " + v[i].dump());
-      out.push_back(v[i].get<std::string>());
-    }
-    return out;
-  }
-
- private:
-  std::string file_;
-};
+using StrictReader = config::StrictJson;
 
 // The JSON object at a dotted path ("" = the root), or nullptr.
 const json* object_at(const json& root, const std::string& dotted) {
@@ -85,6 +33,14 @@ const json* object_at(const json& root, const std::string& dotted) {
     start = end + 1;
   }
   return node->is_object() ? node : nullptr;
+}
+
+// {"<key>": <number>, ...}, at least one key.
+std::vector<std::pair<std::string, double>> numbers(const StrictReader& r, const json& obj, const std::string& at) {
+  if (!obj.is_object() || obj.empty()) r.fail(at, "an object {\"<key>\": <number>, ...} with at least one key");
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& item : obj.items()) out.emplace_back(item.key(), r.number_at(obj, item.key(), at));
+  return out;
 }
 
 // Each location must still hold the recorded value: a registry that drifted from the configs
@@ -118,28 +74,26 @@ std::vector<FittedParameter> read_fitted(const fs::path& file, const fs::path& r
   const json doc = config::read_json_file(file);
   r.allow_keys(doc, "$", {"about", "parameters"});
   std::vector<FittedParameter> out;
-  const json& list = r.list(doc, "parameters", "$");
+  const json& list = r.array_at(doc, "parameters", "$");
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string at = fmt::format("$.parameters[{}]", i);
     const json& e = list[i];
     r.allow_keys(e, at, {"name", "values", "in", "fitted_to", "why_not_measured", "leave_one_out"});
     FittedParameter p;
-    p.name = r.text(e, "name", at);
-    const json& values = r.member(e, "values", at);
-    if (!values.is_object() || values.empty()) r.fail(at + ".values", "an object {\"<key>\": <fitted value>, ...} with at least one key");
-    for (const auto& item : values.items()) p.values.emplace_back(item.key(), r.number(values, item.key(), at + ".values"));
-    p.locations = r.texts(e, "in", at);
-    p.fitted_to = r.text(e, "fitted_to", at);
-    p.why_not_measured = r.text(e, "why_not_measured", at);
+    p.name = r.string_at(e, "name", at, true);
+    p.values = numbers(r, r.member(e, "values", at), at + ".values");
+    p.locations = r.strings_at(e, "in", at);
+    p.fitted_to = r.string_at(e, "fitted_to", at, true);
+    p.why_not_measured = r.string_at(e, "why_not_measured", at, true);
     if (const auto loo = e.find("leave_one_out"); loo != e.end()) {
       const std::string la = at + ".leave_one_out";
-      r.allow_keys(*loo, la, {"fitted_to", "value", "error"});
-      p.loo_fitted_to = r.text(*loo, "fitted_to", la);
-      if (loo->contains("value") != loo->contains("error"))
-        r.fail(la, "both \"value\" and \"error\" (written by scripts/calibrate_history.py), or neither");
-      if (loo->contains("value")) {
-        p.loo_value = r.number(*loo, "value", la);
-        p.loo_error = r.number(*loo, "error", la);
+      r.allow_keys(*loo, la, {"fitted_to", "values", "error"});
+      p.loo_fitted_to = r.string_at(*loo, "fitted_to", la, true);
+      if (loo->contains("values") != loo->contains("error"))
+        r.fail(la, "both \"values\" and \"error\" (written by scripts/calibrate_history.py), or neither");
+      if (loo->contains("values")) {
+        p.loo_values = numbers(r, r.member(*loo, "values", la), la + ".values");
+        p.loo_error = r.number_at(*loo, "error", la);
       }
     }
     check_locations(r, p, at, repo_root);
@@ -153,18 +107,18 @@ std::vector<GapExperiment> read_experiments(const fs::path& file) {
   const json doc = config::read_json_file(file);
   r.allow_keys(doc, "$", {"about", "experiments"});
   std::vector<GapExperiment> out;
-  const json& list = r.list(doc, "experiments", "$");
+  const json& list = r.array_at(doc, "experiments", "$");
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string at = fmt::format("$.experiments[{}]", i);
     const json& e = list[i];
     r.allow_keys(e, at, {"explanation", "rows", "set", "verdict"});
     GapExperiment g;
-    g.explanation = r.text(e, "explanation", at);
-    g.rows = r.texts(e, "rows", at);
+    g.explanation = r.string_at(e, "explanation", at, true);
+    g.rows = r.strings_at(e, "rows", at);
     const json& set = r.member(e, "set", at);
     if (!set.is_object() || set.empty()) r.fail(at + ".set", "an object {\"<dotted scenario path>\": <value>, ...} with at least one key");
     for (const auto& item : set.items()) g.set.emplace_back(item.key(), item.value());
-    const std::string verdict = r.text(e, "verdict", at);
+    const std::string verdict = r.string_at(e, "verdict", at, true);
     if (verdict != "supports" && verdict != "rejects")
       r.fail(at + ".verdict", "\"supports\" or \"rejects\" (what the experiment showed); got \"" + verdict + "\"");
     g.claimed_support = verdict == "supports";

@@ -97,15 +97,20 @@ std::string fits_table(const Validation& v) {
       "Every parameter that no measurement gives and that was fitted to a published row (`configs/fitted.json`). "
       "Leave-one-out: `scripts/calibrate_history.py` refits the parameter to another row, without its own, and "
       "reports its own row's error with that value.\n\n"
-      "| parameter | value | fitted to | why no measurement gives it | leave-one-out: refitted to | value | its row's error |\n"
-      "|---|---|---|---|---|---:|---:|\n";
+      "| parameter | value | set in | fitted to | why no measurement gives it | leave-one-out: refitted to | value | "
+      "its row's error |\n|---|---|---|---|---|---|---|---:|\n";
+  auto listed = [](const std::vector<std::pair<std::string, double>>& values) {
+    std::string out;
+    for (const auto& [key, value] : values) out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", key, value);
+    return out;
+  };
   for (const auto& p : v.fitted) {
-    std::string values;
-    for (const auto& [key, value] : p.values) values += fmt::format("{}{} = {}", values.empty() ? "" : ", ", key, value);
-    const bool loo = !p.loo_fitted_to.empty() && p.loo_value != 0;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", p.name, values, p.fitted_to, p.why_not_measured,
-                       p.loo_fitted_to.empty() ? "-" : p.loo_fitted_to, loo ? fmt::format("{}", p.loo_value) : "-",
-                       loo ? pct(p.loo_error) : "not run");
+    std::string files;
+    for (const auto& file : p.locations) files += fmt::format("{}`{}`", files.empty() ? "" : ", ", file);
+    const bool loo = !p.loo_values.empty();
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", p.name, listed(p.values), files, p.fitted_to,
+                       p.why_not_measured, p.loo_fitted_to.empty() ? "-" : p.loo_fitted_to,
+                       loo ? listed(p.loo_values) : "-", loo ? pct(p.loo_error) : "not run");
   }
   return out;
 }

@@ -30,8 +30,8 @@ struct FittedParameter {
   std::string why_not_measured;
   // Leave-one-out (scripts/calibrate_history.py): refitted without its row, to another one.
   std::string loo_fitted_to;                         // "" = none recorded
-  double loo_value = 0;                              // the first key's value so refitted
-  double loo_error = 0;                              // its row's relative error with loo_value
+  std::vector<std::pair<std::string, double>> loo_values;  // key -> value so refitted; empty: not run yet
+  double loo_error = 0;                              // its row's relative error with loo_values
 };
 
 // A gap explanation and the experiment that tests it (configs/gap-experiments.json).
