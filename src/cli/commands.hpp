@@ -21,13 +21,6 @@ struct OutputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A command that ran to the end but reports a failed check through its exit code (validate: a
-// predicted row outside the tolerance); main() returns `code`.
-struct CheckFailed : std::runtime_error {
-  explicit CheckFailed(int exit_code, const std::string& what) : std::runtime_error(what), code(exit_code) {}
-  int code;
-};
-
 // Prints `text` to stdout, or writes it atomically to `output` when given.
 void emit(const std::string& text, const std::string& output);
 

@@ -179,15 +179,31 @@ ExperimentResult run_experiment(const GapExperiment& g, const Validation& v, con
 
 }  // namespace
 
+std::vector<fs::path> published_scenarios(const fs::path& published_dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(published_dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".json") files.push_back(it->path());
+  if (ec) throw ConfigError(published_dir.string(), "$", "a readable folder of published scenarios: " + ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<std::string> validation_failures(const Validation& v) {
+  std::vector<std::string> out;
+  for (const auto& r : v.runs)
+    if (r.status == RowStatus::outside)
+      out.push_back(fmt::format("{}: {:.1f} TFLOP/s per GPU simulated, {:.1f} published: {:+.1f} % is outside +-{:.0f} %",
+                                r.published.id, r.simulated_tflops, r.published.tflops_per_gpu, 100 * r.relative_error,
+                                100 * kValidationTolerance));
+  return out;
+}
+
 Validation validate(const ValidationInputs& in, const RunOptions& options) {
   Validation v;
   v.fitted = read_fitted(in.fitted_file, in.repo_root);
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(in.published_dir))
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
   std::map<std::string, std::string> ids;  // id -> file, to refuse a duplicate
-  for (const auto& f : files) {
+  for (const auto& f : published_scenarios(in.published_dir)) {
     const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir});
     if (!s.published || s.published->tflops_per_gpu <= 0) continue;
     if (const auto [it, fresh] = ids.emplace(s.published->id, f.filename().string()); !fresh)

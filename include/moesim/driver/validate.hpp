@@ -103,7 +103,15 @@ struct Validation {
   bool all_predicted_inside() const { return predicted_inside() == predicted(); }
 };
 
+// The *.json files of `published_dir`, sorted by name.
+std::vector<std::filesystem::path> published_scenarios(const std::filesystem::path& published_dir);
+
 Validation validate(const ValidationInputs& inputs, const RunOptions& options);
+
+// What fails `moesim validate` (exit 1): one line per predicted (not fitted) row outside the
+// tolerance. Empty when the validation passes. The one place that decides it (the history, the
+// ratios and the scaling are reported, not gated; CI gates the ratchet instead).
+std::vector<std::string> validation_failures(const Validation& v);
 
 // Reading the two validation inputs (strict: ConfigError naming file, JSON path, expectation).
 // read_fitted also checks that each location still holds the recorded value.
