@@ -6,4 +6,4 @@
 # than half a point, and on any row that leaves +-5 %.
 # Usage: scripts/update-validation-baseline.sh [build-dir]   (default: build)
 exec "$(dirname "$0")/record-baseline.sh" tests/validation/baseline.json \
-  MOESIM_UPDATE_VALIDATION_BASELINE "Accuracy ratchet*" "$@"
+  MOESIM_UPDATE_VALIDATION_BASELINE "Published runs*" "$@"
