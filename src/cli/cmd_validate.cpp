@@ -50,7 +50,7 @@ void add_validate_command(CLI::App& app) {
   auto a = std::make_shared<Args>();
   cmd->add_option("--scenarios", a->dir, "Folder of published scenarios");
   cmd->add_option("--record", a->record, "Scenario whose 256 -> 1,024 weak scaling is checked");
-  cmd->add_option("--fitted", a->fitted, "Registry of fitted parameters (paths in it are relative to --root)");
+  cmd->add_option("--fitted", a->fitted, "Registry of fitted parameters (paths in it are relative to --root; \"\": none)");
   cmd->add_option("--experiments", a->experiments, "Gap explanations and their experiments (\"\": none)");
   cmd->add_option("--root", a->root, "Repository root the registry's paths are relative to");
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"table", "markdown"}));
@@ -65,7 +65,7 @@ void add_validate_command(CLI::App& app) {
       config::InputRecorder recorder;
       for (const auto& f : driver::published_scenarios(a->dir)) config::load_scenario(f, {a->configs});
       config::load_scenario(a->record, {a->configs});
-      driver::read_fitted(inputs.fitted_file, inputs.repo_root);
+      if (!inputs.fitted_file.empty()) driver::read_fitted(inputs.fitted_file, inputs.repo_root);
       if (!inputs.experiments_file.empty()) driver::read_experiments(inputs.experiments_file);
       files.inputs_read(recorder, "a scenario it reproduces");
     }

@@ -201,7 +201,7 @@ std::vector<std::string> validation_failures(const Validation& v) {
 
 Validation validate(const ValidationInputs& in, const RunOptions& options) {
   Validation v;
-  v.fitted = read_fitted(in.fitted_file, in.repo_root);
+  if (!in.fitted_file.empty()) v.fitted = read_fitted(in.fitted_file, in.repo_root);
   std::map<std::string, std::string> ids;  // id -> file, to refuse a duplicate
   for (const auto& f : published_scenarios(in.published_dir)) {
     const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir});

@@ -45,7 +45,7 @@ struct GapExperiment {
 struct ValidationInputs {
   std::filesystem::path published_dir;               // scenarios/published
   std::filesystem::path record_scenario;             // weak-scaled 256 -> 1,024 GPUs
-  std::filesystem::path fitted_file;                 // configs/fitted.json
+  std::filesystem::path fitted_file;                 // configs/fitted.json; "" = none
   std::filesystem::path experiments_file;            // configs/gap-experiments.json; "" = none
   std::filesystem::path repo_root;                   // fitted locations are relative to it
 };
