@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits the few software parameters that no measurement in ../shared gives, one at a time, each
+"""Fits the few software parameters that no measurement in the sources (docs/sources.md) gives, one at a time, each
 to the one GB200 history step (MLM-G) that changed it, and writes them back into the history
 scenarios and the baseline stack. Every other step is then a prediction.
 

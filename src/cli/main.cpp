@@ -1,9 +1,11 @@
 // moesim: a discrete-event simulator of rack-scale Mixture-of-Experts pre-training.
-// Exit codes: 0 success, 1 unexpected failure, 2 invalid input (named file and JSON path),
+// Exit codes: 0 success, 1 unexpected failure or a missed CI gate (--min-scaling-efficiency,
+// validate outside tolerance), 2 invalid input (named file and JSON path),
 // 3 infeasible layout (explained), 4 output could not be written.
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <string_view>
 
 #include "commands.hpp"
 #include "moesim/config/error.hpp"
@@ -32,13 +34,14 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "error: {}\n{}", e.what(), option ? "" : "  (see docs/scenarios.md for every key)\n");
     return 2;
   } catch (const moesim::InfeasibleError& e) {
-    fmt::print(stderr, "error: {}\n  (see docs/scenarios.md, section layout)\n", e.what());
+    const bool layout = std::string_view(e.what()).rfind("infeasible layout", 0) == 0;
+    fmt::print(stderr, "error: {}\n{}", e.what(), layout ? "  (see docs/scenarios.md, section layout)\n" : "");
     return 3;
   } catch (const moesim::cli::OutputError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "error: {}\n", moesim::bounded_message(e.what()));
     return 4;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "error: {}\n", moesim::bounded_message(e.what()));
     return 1;
   }
   return 0;

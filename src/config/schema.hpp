@@ -21,8 +21,8 @@ inline Key sources_key() {
   return key("sources",
              "provenance of every figure: {\"<key>\": \"<source>\"}, a dotted key for a nested one, "
              "a parent object's key for all its figures, \"*\" for the whole file; a source cites a "
-             "document (../shared/reference/hardware.md with its source key, a vendor page, a "
-             "public config) or says \"assumption: <why>\"")
+             "document by its key in docs/sources.md (\"DGXC: GB300 BF16 dense 2,450 TFLOP/s\"), a measurement "
+             "(\"measured: ...\") or says \"assumption: <why>\"")
       .optional();
 }
 

@@ -14,7 +14,8 @@ void describe_training(Reader& r, TrainingSpec& t) {
   r.choice(key("precision", "numeric format of the GEMMs (mxfp8: block-scaled FP8 on the FP8 tensor cores)").optional(),
            precision, {"bf16", "fp8", "mxfp8", "fp4"});
   parse_precision(precision, t.precision);
-  r.integer(key("mtp_layers", "multi-token-prediction layers trained (DeepSeek-V3: 0 or 1)").optional().at_least(0),
+  r.integer(key("mtp_layers", "multi-token-prediction layers trained (DeepSeek-V3: 0 or 1)").optional().at_least(0)
+                .at_most(1024),
             t.mtp_layers);
 }
 
@@ -39,16 +40,19 @@ void describe_layout(Reader& r, LayoutSpec& l) {
 }
 
 void describe_published(Reader& r, Published& p) {
-  r.text(key("id", "the run's id in ../shared/reference/published.json"), p.id);
-  r.text(key("source", "source key of the measurement (MB-A, MLM-G, ...; ../shared/reference/README.md)"), p.source);
+  r.text(key("id", "the run's id in its source (e.g. gb300-mxfp8-2606)"), p.id);
+  r.text(key("source", "source key of the measurement (MB-A, MLM-G, ...; docs/sources.md)"), p.source);
   r.number(key("tflops_per_gpu", "published model TFLOP/s per GPU (Megatron convention); 0 = none")
                .in("TFLOP/s")
                .optional()
-               .at_least(0),
+               .at_least(0)
+               .at_most(1e5),
            p.tflops_per_gpu);
-  r.number(key("tokens_per_s_per_gpu", "published tokens per second per GPU; 0 = none").in("tokens/s").optional().at_least(0),
+  r.number(key("tokens_per_s_per_gpu", "published tokens per second per GPU; 0 = none").in("tokens/s").optional()
+               .at_least(0).at_most(1e9),
            p.tokens_per_s_per_gpu);
-  r.number(key("tolerance", "relative deviation within which a simulation reproduces the run").optional().above(0).at_most(1),
+  r.number(key("tolerance", "relative deviation within which a simulation reproduces the run").optional()
+               .at_least(0.001).at_most(1),
            p.tolerance);
   r.text(key("known_gap", "why this run is only reproduced within a wider tolerance than 5 %; \"\" = none")
              .optional()

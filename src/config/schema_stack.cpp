@@ -96,21 +96,25 @@ void describe_stack(Reader& r, StackSpec& s) {
   r.text(key("name", "display name of the release, e.g. \"Megatron-Bridge 26.06\""), s.name);
   r.object(key("supports", "what the release can run: the recipe values it offers"),
            [&](Reader& x) { describe_support(x, s.supports); });
-  r.number(key("dispatcher_bw_efficiency", "achieved / link bandwidth of the dispatcher's transfers").above(0).at_most(1),
+  r.number(key("dispatcher_bw_efficiency", "achieved / link bandwidth of the dispatcher's transfers")
+               .at_least(0.001).at_most(1),
            s.dispatcher_bw_efficiency);
   r.number(key("combine_bw_efficiency", "achieved / link bandwidth of the combine (0: as the dispatch)")
-               .optional().at_least(0).at_most(1),
+               .optional().at_least(0.001).at_most(1).or_exactly(0),
            s.combine_bw_efficiency);
   r.number(key("host_overhead_per_kernel_us", "host time per kernel launched eagerly (not graph-captured)")
-               .in("us", 1e-6).at_least(0),
+               .in("us", 1e-6).at_least(0).at_most(1e4),
            s.host_overhead_per_kernel_s);
-  r.number(key("graph_launch_per_kernel_us", "host time per kernel replayed from a CUDA graph").in("us", 1e-6).at_least(0),
+  r.number(key("graph_launch_per_kernel_us", "host time per kernel replayed from a CUDA graph").in("us", 1e-6)
+               .at_least(0).at_most(1e4),
            s.graph_launch_per_kernel_s);
   r.number(key("eager_launch_gap_us", "GPU idle between two eagerly launched dependent kernels (launch "
-                                     "latency); -1: the calibration's eager launch time")
+                                     "latency); exactly -1 (the default): the kernel calibration's eager launch time")
                .in("us", 1e-6)
                .optional()
-               .at_least(-1),
+               .at_least(0)
+               .at_most(1e4)
+               .or_exactly(-1),
            s.eager_launch_gap_s);
   r.object(key("recipe", "the release's default recipe (its DeepSeek-V3 perf recipe); a scenario's \"recipe\" "
                          "overrides it key by key"),

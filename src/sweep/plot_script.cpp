@@ -1,6 +1,8 @@
 // The gnuplot script and data of a sweep's plots. Only points with a result are plotted.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -59,14 +61,16 @@ const std::vector<Part> kParts = {
     {"bubble_s", "pipeline bubble", "#bab0ac"},
     {"optimizer_s", "optimizer", "#9c755f"}};
 
+bool fits(const Json& row) { return !row["fits_in_memory"].is_boolean() || row["fits_in_memory"].get<bool>(); }
+
 std::string series_data(const std::vector<Series>& series) {
-  std::string out = "# per series: GPUs, model TFLOP/s per GPU, scaling efficiency (%)\n";
+  std::string out = "# per series: GPUs, model TFLOP/s per GPU, scaling efficiency (%), fits in memory (1/0)\n";
   for (std::size_t i = 0; i < series.size(); ++i) {
     out += fmt::format("{}# {}\n", i ? "\n\n" : "", series[i].label);
     for (const Json* row : series[i].rows) {
       const Json& eff = (*row)["scaling_efficiency"];
-      out += fmt::format("{} {} {}\n", plain_value((*row)["gpu_count"]), plain_value((*row)["tflops_per_gpu"]),
-                         eff.is_number() ? fmt::format("{}", 100 * eff.get<double>()) : "?");
+      out += fmt::format("{} {} {} {}\n", plain_value((*row)["gpu_count"]), plain_value((*row)["tflops_per_gpu"]),
+                         eff.is_number() ? fmt::format("{}", 100 * eff.get<double>()) : "?", fits(*row) ? 1 : 0);
     }
   }
   return out;
@@ -108,12 +112,39 @@ std::string gpu_axis_commands(const std::vector<Series>& series) {
   return out;
 }
 
+// One line per series; points that fit in memory filled, the others hollow (a layout that
+// would run out of memory is simulated, but is no result to plan with), with a legend entry.
 std::string line_plot(const std::vector<Series>& series, int column) {
   std::vector<std::string> items;
-  for (std::size_t i = 0; i < series.size(); ++i)
-    items.push_back(fmt::format("{} index {} using 1:{} with linespoints linewidth 2 pointtype 7 title {}",
-                                i ? "''" : "'plot-series.dat'", i, column, quoted(series[i].label)));
+  bool any_unfit = false;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const std::string data = i ? "''" : "'plot-series.dat'";
+    const std::size_t colour = i + 1;
+    items.push_back(fmt::format("{} index {} using 1:{} with lines linewidth 2 linecolor {} title {}", data, i,
+                                column, colour, quoted(series[i].label)));
+    items.push_back(fmt::format("'' index {} using 1:($4 == 1 ? ${} : NaN) with points pointtype 7 pointsize 1.2 "
+                                "linecolor {} notitle", i, column, colour));
+    items.push_back(fmt::format("'' index {} using 1:($4 == 0 ? ${} : NaN) with points pointtype 6 pointsize 1.6 "
+                                "linewidth 2 linecolor {} notitle", i, column, colour));
+    for (const Json* row : series[i].rows) any_unfit = any_unfit || !fits(*row);
+  }
+  if (any_unfit)
+    items.push_back("NaN with points pointtype 6 pointsize 1.6 linewidth 2 linecolor rgb 'black' "
+                    "title 'does not fit in memory (hollow)'");
   return "plot " + fmt::format("{}", fmt::join(items, ", \\\n     ")) + "\n";
+}
+
+// Efficiency in percent: a fixed window from 90 % (lower when the data goes below) to just
+// above 100 %, so that a 0.1 % change does not look like a cliff.
+std::string efficiency_range(const std::vector<Series>& series) {
+  double lo = 90, hi = 101;
+  for (const Series& s : series)
+    for (const Json* row : s.rows)
+      if (const Json& e = (*row)["scaling_efficiency"]; e.is_number()) {
+        lo = std::min(lo, std::floor(100 * e.get<double>() / 5) * 5 - 5);
+        hi = std::max(hi, std::ceil(100 * e.get<double>()) + 1);
+      }
+  return fmt::format("set yrange [{}:{}]\n", lo, hi);
 }
 
 std::string script(const SweepResult& r, const std::vector<Series>& series) {
@@ -131,8 +162,8 @@ std::string script(const SweepResult& r, const std::vector<Series>& series) {
     for (const Json* row : s.rows) any_efficiency = any_efficiency || (*row)["scaling_efficiency"].is_number();
   if (any_efficiency)  // gnuplot refuses a plot whose every value is missing
     out += both_formats("scaling_efficiency", "reset\n" + common + gpu_axis_commands(series) +
-                                                  "set ylabel 'scaling efficiency (%, per-GPU throughput vs. first point)'\n"
-                                                  "set offsets 0, 0, 0.5, 0.5\n" + line_plot(series, 3));
+                                                  "set ylabel 'scaling efficiency (%, per-GPU throughput vs. first point)'\n" +
+                                                  efficiency_range(series) + line_plot(series, 3));
   std::vector<std::string> bars;
   for (std::size_t i = 0; i < kParts.size(); ++i)
     bars.push_back(fmt::format("{} using {}{} linecolor rgb '{}' title {}", i ? "''" : "'plot-breakdown.dat'", i + 2,

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 
 #include "moesim/model/flops.hpp"
 #include "moesim/plan/memory.hpp"
@@ -313,6 +315,23 @@ std::vector<long long> task_counts(const Scenario& s, const plan::Layout& l, con
     counts.push_back(per_microbatch * l.microbatches + step_tasks);
   }
   return counts;
+}
+
+void check_program(const StepProgram& program) {
+  // A step lasts seconds to hours; 2^62 bytes is beyond any message and still exact as uint64.
+  constexpr double kMaxTask_s = 1e7, kMaxBytes = 4.6e18;
+  for (const RankProgram& rank : program.stages)
+    for (const Task& t : rank.tasks) {
+      const auto bad = [&](const char* what, double v, const std::string& range) {
+        throw std::invalid_argument(fmt::format("pipeline rank {}, task \"{}\": {} is {}; expected {}", rank.pp_rank,
+                                                t.label, what, v, range));
+      };
+      if (!(std::isfinite(t.seconds) && t.seconds >= 0 && t.seconds <= kMaxTask_s))
+        bad("its duration (s)", t.seconds, fmt::format("a finite time in [0, {:g}] s", kMaxTask_s));
+      if (!(std::isfinite(t.bytes) && t.bytes >= 0 && t.bytes <= kMaxBytes))
+        bad("its size (bytes)", t.bytes, fmt::format("a finite size in [0, {:g}] bytes", kMaxBytes));
+      if (!(t.sm_fraction >= 0 && t.sm_fraction < 1)) bad("its share of the SMs", t.sm_fraction, "a fraction in [0, 1)");
+    }
 }
 
 StepProgram build_step(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal) {

@@ -1,4 +1,4 @@
-// DESIGN.md §2 method check: the folded representative and the full per-rank simulation agree
+// Method check (docs/method.md, "Platform and engine"): the folded representative and the full per-rank simulation agree
 // within 1 % for every collective, for groups inside a domain and across domains.
 #include <catch2/catch.hpp>
 

@@ -6,6 +6,11 @@
 
 namespace moesim {
 
+// Messages are for people: a value quoted in one (a 16-million-character pipeline layout, a
+// huge file name) is cut to its first kMaxMessageChars characters and says how much was left out.
+inline constexpr std::size_t kMaxMessageChars = 2000;
+std::string bounded_message(std::string text, std::size_t max_chars = kMaxMessageChars);
+
 class ConfigError : public std::runtime_error {
  public:
   ConfigError(std::string file, std::string json_path, std::string expected);
@@ -20,7 +25,7 @@ class ConfigError : public std::runtime_error {
 // A layout or memory plan that cannot run: the message explains why, in the user's terms.
 class InfeasibleError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit InfeasibleError(const std::string& message) : std::runtime_error(bounded_message(message)) {}
 };
 
 }  // namespace moesim

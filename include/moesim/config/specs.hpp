@@ -157,7 +157,7 @@ struct LayoutSpec {
   int gpus_per_domain = 0;                // GPUs used per NVLink domain; 0 = all of it
 };
 
-// A measured result the scenario reproduces (../shared/reference/published.json).
+// A measured result the scenario reproduces (scenarios/published/; sources MB-A, MLM-G in docs/sources.md).
 struct Published {
   std::string id;                         // run id in published.json
   std::string source;                     // source key (MB-A, MLM-G, ...)
