@@ -39,7 +39,7 @@ namespace moesim::fuzz {
 enum class Outcome { config_error, infeasible, layout, too_large };
 
 // Programs up to this many tasks are built (a DeepSeek-V3 step on 2 pipeline ranks has 19,000).
-inline constexpr long long kMaxFuzzTasks = 200'000;
+inline constexpr long long kMaxFuzzTasks = 50'000;
 
 // A broken promise of the configuration or plan stage (not a rejected input).
 struct InvariantViolation : std::logic_error {
