@@ -51,6 +51,12 @@ void describe_published(Reader& r, Published& p) {
   r.number(key("tokens_per_s_per_gpu", "published tokens per second per GPU; 0 = none").in("tokens/s").optional()
                .at_least(0).at_most(1e9),
            p.tokens_per_s_per_gpu);
+  r.number(key("peak_memory_gbytes", "measured peak allocated memory per GPU (the largest pipeline rank); 0 = none")
+               .in("GB", 1e9)
+               .optional()
+               .at_least(0)
+               .at_most(1e5),
+           p.peak_memory_bytes);
   r.number(key("tolerance", "relative deviation within which a simulation reproduces the run").optional()
                .at_least(0.001).at_most(1),
            p.tolerance);
@@ -58,8 +64,8 @@ void describe_published(Reader& r, Published& p) {
              .optional()
              .may_be_empty(),
          p.known_gap);
-  r.rule("tflops_per_gpu", p.tflops_per_gpu > 0 || p.tokens_per_s_per_gpu > 0,
-         "tflops_per_gpu or tokens_per_s_per_gpu > 0 (something to compare with)");
+  r.rule("tflops_per_gpu", p.tflops_per_gpu > 0 || p.tokens_per_s_per_gpu > 0 || p.peak_memory_bytes > 0,
+         "tflops_per_gpu, tokens_per_s_per_gpu or peak_memory_gbytes > 0 (something to compare with)");
 }
 
 }  // namespace
