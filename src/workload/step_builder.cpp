@@ -68,6 +68,15 @@ const char* letter(plan::Pass p) {
   return "?";
 }
 
+// The virtual stage whose output a schedule entry's pass takes as input (the previous stage's
+// activations for a forward, the next stage's gradients for a backward or B), -1 for none.
+int input_stage(const plan::Layout& l, int pp_rank, const plan::ScheduleEntry& e) {
+  const int v = l.stage_index(pp_rank, e.chunk);
+  if (e.pass == plan::Pass::forward) return v > 0 ? v - 1 : -1;
+  const bool needs_gradient = e.pass == plan::Pass::backward || e.pass == plan::Pass::input_grad;
+  return needs_gradient && v < l.virtual_stages() - 1 ? v + 1 : -1;
+}
+
 class StepEmitter {
  public:
   StepEmitter(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal,
@@ -161,9 +170,7 @@ class StepEmitter {
     const int v = l_.stage_index(r_, e.chunk);
     const bool forward = e.pass == plan::Pass::forward;
     const bool needs_gradient = e.pass == plan::Pass::backward || e.pass == plan::Pass::input_grad;
-    int from = -1;
-    if (forward && v > 0) from = v - 1;
-    if (needs_gradient && v < stages() - 1) from = v + 1;
+    const int from = input_stage(l_, r_, e);
     if (from >= 0) {
       const MessageKey k = key(!forward, e.microbatch, v);
       if (l_.holder(from, e.microbatch).pp_rank == r_) {
@@ -403,12 +410,15 @@ std::vector<long long> task_counts(const Scenario& s, const plan::Layout& l, con
       tasks += 2 * (dense + expert);  // parameter all-gathers and gradient reduce-scatters
     }
     // Per schedule entry: its pass's items (an empty pass is one idle task), its send onwards
-    // unless the next stage is its own rank's, and an F&B step's marker.
+    // unless the next stage is its own rank's, and an F&B step's marker where the paired pass
+    // waits for a message from another rank.
     std::map<std::pair<int, plan::Pass>, long long> items;
     for (const plan::ScheduleEntry& e : plan::pipeline_schedule(l, r)) {
       auto [it, fresh] = items.try_emplace({e.chunk, e.pass}, 0);
       if (fresh) it->second = static_cast<long long>(std::max<std::size_t>(lowering.lower(r, e.chunk, e.pass).size(), 1));
-      tasks += it->second + (e.paired ? 1 : 0);
+      const int from = input_stage(l, r, e);
+      const bool waits_for_message = from >= 0 && l.holder(from, e.microbatch).pp_rank != r;
+      tasks += it->second + (e.paired && waits_for_message ? 1 : 0);
       if (e.pass == plan::Pass::weight_grad) continue;
       const int to = l.stage_index(r, e.chunk) + (e.pass == plan::Pass::forward ? 1 : -1);
       if (to >= 0 && to < stages && l.holder(to, e.microbatch).pp_rank != r) ++tasks;

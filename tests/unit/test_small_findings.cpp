@@ -47,10 +47,12 @@ TEST_CASE("A job count of -1 is refused with a short message", "[small-findings]
 }
 
 TEST_CASE("The bundled first scenarios fit in memory", "[small-findings]") {
-  for (const auto& e : fs::directory_iterator(test::source_dir() / "scenarios")) {
-    if (e.path().extension() != ".json") continue;
-    INFO(e.path().filename().string());
-    const Scenario s = config::load_scenario(e.path());
+  // The scenarios docs/quickstart.md starts a user with. deepseek-v3-h800-dualpipe.json is left
+  // out: it reproduces DeepSeek's own run, which the Megatron-style memory model does not fit
+  // (docs/validation.md, its DualPipe table: "fits: no").
+  for (const char* name : {"gb300-256-record.json", "gb200-256.json"}) {
+    INFO(name);
+    const Scenario s = config::load_scenario(test::source_dir() / "scenarios" / name);
     const plan::Layout l = plan::make_layout(s);
     for (const plan::MemoryBreakdown& m : plan::memory_per_stage(s, l)) {
       INFO("pipeline rank " << m.pp_rank << ": " << m.total_bytes() / 1e9 << " of " << m.usable_bytes / 1e9 << " GB");
