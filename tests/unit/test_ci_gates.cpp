@@ -130,7 +130,7 @@ TEST_CASE("validate exits 1 when a run is outside its tolerance, 0 when all are 
   const test::CliResult outside = run_cli(args, tree.root());
   CHECK(outside.code == 1);
   CHECK_THAT(outside.out, Contains("OUTSIDE"));
-  CHECK_THAT(outside.err, Contains("validation failed: gb300-mxfp8-2606") && Contains("outside its tolerance"));
+  CHECK_THAT(outside.err, Contains("validation failed: gb300-mxfp8-2606") && Contains("is outside +-5 %"));
 }
 
 TEST_CASE("run --format csv has sweep.csv's columns and RFC 4180 quoting", "[ci-gates][formats]") {

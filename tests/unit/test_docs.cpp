@@ -155,6 +155,7 @@ TEST_CASE("The README's CI step runs as written and passes", "[docs][validation]
   const int code = w.run("bash ci-step.sh", &err);
   INFO(err);
   CHECK(code == 0);
+  CHECK(std::filesystem::exists(w.dir() / "ci-out" / "validation.md"));
   CHECK(std::filesystem::exists(w.dir() / "ci-out" / "scaling.csv"));
   CHECK(std::filesystem::exists(w.dir() / "ci-out" / "sweep" / "sweep.csv"));
 }
