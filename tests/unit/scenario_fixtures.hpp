@@ -5,6 +5,8 @@
 #include <string>
 
 #include "moesim/config/loader.hpp"
+#include "moesim/cost/kernel_model.hpp"
+#include "moesim/driver/run.hpp"
 
 namespace moesim::test {
 
@@ -16,6 +18,13 @@ inline Scenario bundled(const std::string& relative) {
 }
 
 inline Scenario record_gb300() { return bundled("scenarios/gb300-256-record.json"); }
+
+// The kernel calibration a run of `s` reads from the bundled configs.
+inline cost::KernelCalibration calibration(const Scenario& s) {
+  driver::RunOptions o;
+  o.configs_dir = configs_dir().string();
+  return cost::load_calibration(driver::calibration_path(s, o));
+}
 
 // A dense model of `layers` identical layers with a tiny vocabulary, so that every pipeline
 // stage does the same work: the textbook setting of pipeline-bubble formulas.
