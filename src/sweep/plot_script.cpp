@@ -166,3 +166,12 @@ std::vector<PlotFile> plot_files(const SweepResult& r) {
 }
 
 }  // namespace moesim::sweep
+
+namespace moesim::sweep {
+
+PlotOutcome draw_plots(const std::filesystem::path& dir, const SweepResult& r, const std::string& gnuplot) {
+  return batch::draw_with_gnuplot(dir, plot_files(r), plot_file_names().front(), plot_images(),
+                                  "no plots: no point of the sweep has a result", gnuplot);
+}
+
+}  // namespace moesim::sweep
