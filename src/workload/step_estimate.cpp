@@ -1,0 +1,341 @@
+// The step estimate: the step builder's passes and schedule, timed with closed forms instead of
+// SimGrid. Each stream runs its tasks in issue order, as CUDA streams (and the engine) do.
+#include "moesim/workload/step_estimate.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "moesim/model/flops.hpp"
+#include "moesim/plan/memory.hpp"
+#include "moesim/platform/collective.hpp"
+#include "moesim/platform/topology.hpp"
+#include "moesim/workload/step_builder.hpp"
+#include "pass_lowering.hpp"
+
+namespace moesim::workload {
+
+namespace {
+
+using platform::CollectiveKind;
+
+// The collectives of one pipeline rank's representative GPU (the one the folded engine
+// simulates), priced by their closed forms; identical layers ask for the same ones.
+class RankPricing {
+ public:
+  RankPricing(const platform::Topology& topo, const plan::Layout& l, int pp_rank) : topo_(topo) {
+    const int rank = l.dense_rank(0, 0, 0, pp_rank);
+    groups_[static_cast<int>(GroupRole::tp)].ranks = l.tp_group(rank);
+    groups_[static_cast<int>(GroupRole::ep)].ranks = l.ep_group(rank);
+    groups_[static_cast<int>(GroupRole::dp)].ranks = l.dp_group(rank);
+    groups_[static_cast<int>(GroupRole::edp)].ranks = l.edp_group(rank);
+  }
+
+  double seconds(CollectiveKind kind, GroupRole role, double bytes) {
+    const auto key = std::make_tuple(static_cast<int>(kind), static_cast<int>(role), bytes);
+    const auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    const double s = platform::closed_form_seconds(topo_, kind, groups_[static_cast<int>(role)], bytes);
+    cache_.emplace(key, s);
+    return s;
+  }
+
+ private:
+  const platform::Topology& topo_;
+  platform::Group groups_[4];
+  std::map<std::tuple<int, int, double>, double> cache_;
+};
+
+// Where a rank's streams are free, and what its passes cost.
+struct RankClock {
+  double compute_free = 0;
+  double tp_free = 0, ep_free = 0, pp_free = 0, dp_free = 0;
+  // The latest EP collective: a dispatcher on SMs holds `sm_fraction` of the GPU meanwhile.
+  double ep_start = 0, ep_end = 0, sm_fraction = 0;
+  double compute_s = 0;       // compute issued so far
+  double pass_wall_s = 0;     // sum over passes (or pairs) of start-to-end time
+  double pass_compute_s = 0;  // their compute
+};
+
+// One item of a pass with its duration on an idle platform.
+struct PricedItem {
+  enum class Kind : std::uint8_t { compute, beside, tp_comm, ep_comm } kind = Kind::compute;
+  double seconds = 0;
+};
+
+std::vector<PricedItem> priced(const std::vector<PassItem>& items, RankPricing& pricing) {
+  std::vector<PricedItem> out;
+  out.reserve(items.size());
+  for (const PassItem& item : items) {
+    PricedItem p;
+    if (!item.is_comm) {
+      p.kind = item.beside_previous_comm ? PricedItem::Kind::beside : PricedItem::Kind::compute;
+      p.seconds = item.cost.pipelined_seconds;
+    } else {
+      p.kind = item.group == GroupRole::ep ? PricedItem::Kind::ep_comm : PricedItem::Kind::tp_comm;
+      p.seconds = pricing.seconds(item.collective, item.group, item.bytes);
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+// One pass being replayed: its items and the time its next item may start.
+struct Cursor {
+  const std::vector<PricedItem>* items = nullptr;
+  std::size_t next = 0;
+  double ready = 0;
+  bool done() const { return next >= items->size(); }
+};
+
+// Runs `seconds` of compute on the rank's compute stream, not before `after`: at full speed
+// until the dispatcher's SMs are taken, on the rest of the GPU while they are. Returns its end.
+double run_compute(RankClock& clock, double seconds, double after) {
+  double t = std::max(clock.compute_free, after);
+  double left_s = seconds;
+  clock.compute_s += seconds;
+  if (t < clock.ep_start) {
+    const double run = std::min(left_s, clock.ep_start - t);
+    t += run;
+    left_s -= run;
+  }
+  if (left_s > 0 && t < clock.ep_end && clock.sm_fraction > 0) {
+    const double speed = 1 - clock.sm_fraction;
+    const double fits_s = (clock.ep_end - t) * speed;
+    if (left_s <= fits_s) {
+      t += left_s / speed;
+      left_s = 0;
+    } else {
+      left_s -= fits_s;
+      t = clock.ep_end;
+    }
+  }
+  clock.compute_free = t + left_s;
+  return clock.compute_free;
+}
+
+// One segment of a pass, as StepEmitter::segment issues it: compute up to and including the next
+// communication, then the compute that runs beside that communication.
+void replay_segment(Cursor& c, RankClock& clock) {
+  using Kind = PricedItem::Kind;
+  const std::vector<PricedItem>& items = *c.items;
+  while (!c.done()) {
+    const PricedItem& item = items[c.next++];
+    if (item.kind == Kind::compute) {
+      c.ready = run_compute(clock, item.seconds, c.ready);
+      continue;
+    }
+    if (item.kind == Kind::beside) {
+      run_compute(clock, item.seconds, 0);
+      continue;
+    }
+    const bool ep = item.kind == Kind::ep_comm;
+    double& stream = ep ? clock.ep_free : clock.tp_free;
+    const double start = std::max(stream, c.ready);
+    stream = start + item.seconds;
+    c.ready = stream;
+    if (ep) {
+      clock.ep_start = start;
+      clock.ep_end = stream;
+    }
+    while (!c.done() && items[c.next].kind == Kind::beside) run_compute(clock, items[c.next++].seconds, 0);
+    return;
+  }
+}
+
+struct Message {
+  bool sent = false;
+  double arrival_s = 0;
+};
+
+class PipelineReplay {
+ public:
+  PipelineReplay(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal)
+      : s_(s), l_(l), cal_(cal), lowering_(s, l, cal),
+        topo_(platform::make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision)) {
+    const double pp_bytes = pp_message_bytes(s, l);
+    for (int r = 0; r < l.pp; ++r) {
+      pricing_.emplace_back(topo_, l, r);
+      schedules_.push_back(pipeline_schedule(l, r));
+      // Sends go to the next pipeline rank (forward) or the previous one (backward).
+      for (int peer : {(r + 1) % l.pp, (r + l.pp - 1) % l.pp}) {
+        platform::Group g;
+        g.ranks = {l.dense_rank(0, 0, 0, r), l.dense_rank(0, 0, 0, peer)};
+        send_s_[{r, peer}] = peer == r ? 0.0 : platform::closed_form_seconds(topo_, CollectiveKind::send_recv, g, pp_bytes);
+      }
+    }
+    clocks_.resize(static_cast<std::size_t>(l.pp));
+    if (s.system.gpu.sm_count > 0)
+      for (RankClock& c : clocks_) c.sm_fraction = static_cast<double>(s.recipe.dispatcher_sms) / s.system.gpu.sm_count;
+    passes_.resize(static_cast<std::size_t>(l.pp * l.vpp * 2));
+    messages_.resize(static_cast<std::size_t>(2 * l.microbatches * stages()));
+    last_backward_.assign(static_cast<std::size_t>(l.pp * l.vpp), 0.0);
+  }
+
+  StepEstimate run() {
+    for (int r = 0; r < l_.pp; ++r) gather_parameters(r);
+    std::vector<std::size_t> next(static_cast<std::size_t>(l_.pp), 0);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (int r = 0; r < l_.pp; ++r)
+        while (advance(r, next[static_cast<std::size_t>(r)])) progress = true;
+    }
+    StepEstimate e;
+    e.model_flop_per_gpu = model::model_flops_per_token(s_.model, s_.training.seq_len, s_.training.mtp_layers).total() *
+                           s_.training.global_batch * s_.training.seq_len / s_.gpus;
+    double slowest_passes_s = -1;
+    for (int r = 0; r < l_.pp; ++r) {
+      RankClock& c = clocks_[static_cast<std::size_t>(r)];
+      const double passes_end = c.compute_free;
+      const double optimizer_end = finish_step(r);
+      e.step_time_s = std::max(e.step_time_s, optimizer_end);
+      if (c.pass_wall_s <= slowest_passes_s) continue;
+      slowest_passes_s = c.pass_wall_s;
+      e.compute_s = c.compute_s;
+      e.exposed_comm_s = c.pass_wall_s - c.pass_compute_s;
+      e.optimizer_s = optimizer_seconds_[static_cast<std::size_t>(r)];
+      e.exposed_dp_s = first_forward_[static_cast<std::size_t>(r)] + (optimizer_end - e.optimizer_s - passes_end);
+    }
+    e.pipeline_s = std::max(0.0, e.step_time_s - e.compute_s - e.exposed_comm_s - e.exposed_dp_s - e.optimizer_s);
+    e.tflops_per_gpu = e.step_time_s > 0 ? e.model_flop_per_gpu / e.step_time_s / 1e12 : 0;
+    return e;
+  }
+
+ private:
+  int stages() const { return l_.pp * l_.vpp; }
+  int stage_index(int r, int chunk) const { return chunk * l_.pp + r; }
+  std::size_t message(Phase phase, int mb, int stage) const {
+    return static_cast<std::size_t>(((phase == Phase::forward ? 0 : 1) * l_.microbatches + mb) * stages() + stage);
+  }
+
+  const std::vector<PricedItem>& pass(int r, int chunk, Phase phase) {
+    auto& slot = passes_[static_cast<std::size_t>((r * l_.vpp + chunk) * 2 + (phase == Phase::forward ? 0 : 1))];
+    if (!slot) slot = priced(lowering_.lower(r, chunk, phase), pricing_[static_cast<std::size_t>(r)]);
+    return *slot;
+  }
+
+  // The message an entry waits for: the previous stage's activations (forward) or the next
+  // stage's gradients (backward); none at the ends of the pipeline.
+  const Message* input(int r, const ScheduleEntry& e) const {
+    const int v = stage_index(r, e.chunk);
+    if (e.phase == Phase::forward && v > 0) return &messages_[message(Phase::forward, e.microbatch, v)];
+    if (e.phase == Phase::backward && v < stages() - 1) return &messages_[message(Phase::backward, e.microbatch, v)];
+    return nullptr;
+  }
+
+  // The distributed optimizer gathers each chunk's parameters before its first forward, in chunk
+  // order on the DP stream; without overlap every forward waits for all of them.
+  void gather_parameters(int r) {
+    RankClock& c = clocks_[static_cast<std::size_t>(r)];
+    RankPricing& p = pricing_[static_cast<std::size_t>(r)];
+    const double bytes_per_param = param_gather_bytes_per_param(s_);
+    gathered_.emplace_back();
+    for (int chunk = 0; chunk < l_.vpp; ++chunk) {
+      const plan::ParamShard shard = plan::chunk_params(s_, l_, r, chunk);
+      if (l_.dp * l_.cp > 1 && shard.dense_params > 0)
+        c.dp_free += p.seconds(CollectiveKind::all_gather, GroupRole::dp, shard.dense_params * bytes_per_param);
+      if (l_.edp > 1 && shard.expert_params > 0)
+        c.dp_free += p.seconds(CollectiveKind::all_gather, GroupRole::edp, shard.expert_params * bytes_per_param);
+      gathered_.back().push_back(c.dp_free);
+    }
+    if (!s_.recipe.overlap_param_gather) std::fill(gathered_.back().begin(), gathered_.back().end(), c.dp_free);
+    first_forward_.push_back(gathered_.back().front());
+  }
+
+  // Replays rank r's next schedule entry (or EP-overlapped pair) if its inputs have arrived.
+  bool advance(int r, std::size_t& next) {
+    const std::vector<ScheduleEntry>& order = schedules_[static_cast<std::size_t>(r)];
+    if (next >= order.size()) return false;
+    const bool pair = s_.recipe.ep_overlap && next + 1 < order.size() && order[next + 1].paired;
+    const std::size_t count = pair ? 2 : 1;
+    Cursor cursors[2];
+    for (std::size_t k = 0; k < count; ++k) {
+      const ScheduleEntry& e = order[next + k];
+      const Message* in = input(r, e);
+      if (in && !in->sent) return false;
+      Cursor& c = cursors[k];
+      c.items = &pass(r, e.chunk, e.phase);
+      c.ready = in ? in->arrival_s : 0;
+      if (e.phase == Phase::forward)
+        c.ready = std::max(c.ready, gathered_[static_cast<std::size_t>(r)][static_cast<std::size_t>(e.chunk)]);
+    }
+    RankClock& clock = clocks_[static_cast<std::size_t>(r)];
+    const double start = std::max(clock.compute_free, std::min(cursors[0].ready, cursors[count - 1].ready));
+    const double compute_before = clock.compute_s;
+    // Alternate segments: each pass's communication hides behind the other's compute.
+    while (!cursors[0].done() || (count == 2 && !cursors[1].done()))
+      for (std::size_t k = 0; k < count; ++k)
+        if (!cursors[k].done()) replay_segment(cursors[k], clock);
+    double end = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      end = std::max(end, cursors[k].ready);
+      send(r, order[next + k], std::max(cursors[k].ready, 0.0));
+    }
+    clock.pass_wall_s += std::max(end, clock.compute_free) - start;
+    clock.pass_compute_s += clock.compute_s - compute_before;
+    next += count;
+    return true;
+  }
+
+  // The pass's output travels to the next (forward) or previous (backward) virtual stage.
+  void send(int r, const ScheduleEntry& e, double done_s) {
+    const int v = stage_index(r, e.chunk);
+    if (e.phase == Phase::backward)
+      last_backward_[static_cast<std::size_t>(r * l_.vpp + e.chunk)] = done_s;
+    const int to = e.phase == Phase::forward ? v + 1 : v - 1;
+    if (to < 0 || to >= stages()) return;
+    RankClock& c = clocks_[static_cast<std::size_t>(r)];
+    c.pp_free = std::max(c.pp_free, done_s) + send_s_.at({r, to % l_.pp});
+    Message& m = messages_[message(e.phase, e.microbatch, to)];
+    m.sent = true;
+    m.arrival_s = c.pp_free;
+  }
+
+  // Gradient reduce-scatters (each chunk after its last backward when overlapped, else after the
+  // pipeline drains; last chunk first), then the Adam step. Returns the rank's end of step.
+  double finish_step(int r) {
+    RankClock& c = clocks_[static_cast<std::size_t>(r)];
+    RankPricing& p = pricing_[static_cast<std::size_t>(r)];
+    const double drained = std::max({c.compute_free, c.tp_free, c.ep_free, c.pp_free});
+    double synced = drained;
+    for (int chunk = l_.vpp - 1; chunk >= 0; --chunk) {
+      const plan::ParamShard shard = plan::chunk_params(s_, l_, r, chunk);
+      const double after = s_.recipe.overlap_grad_reduce ? last_backward_[static_cast<std::size_t>(r * l_.vpp + chunk)]
+                                                         : drained;
+      c.dp_free = std::max(c.dp_free, after);
+      if (l_.dp * l_.cp > 1 && shard.dense_params > 0)
+        c.dp_free += p.seconds(CollectiveKind::reduce_scatter, GroupRole::dp, shard.dense_params * kGradReduceBytesPerParam);
+      if (l_.edp > 1 && shard.expert_params > 0)
+        c.dp_free += p.seconds(CollectiveKind::reduce_scatter, GroupRole::edp, shard.expert_params * kGradReduceBytesPerParam);
+      synced = std::max(synced, c.dp_free);
+    }
+    const double optimizer_s = optimizer_task(s_, l_, cal_, r).seconds;
+    optimizer_seconds_.push_back(optimizer_s);
+    return synced + optimizer_s;
+  }
+
+  const Scenario& s_;
+  const plan::Layout& l_;
+  const cost::KernelCalibration& cal_;
+  PassLowering lowering_;
+  platform::Topology topo_;
+  std::vector<RankPricing> pricing_;
+  std::map<std::pair<int, int>, double> send_s_;  // (from, to) pipeline rank -> one PP message
+  std::vector<std::vector<ScheduleEntry>> schedules_;
+  std::vector<RankClock> clocks_;
+  std::vector<std::optional<std::vector<PricedItem>>> passes_;  // per (rank, chunk, phase)
+  std::vector<Message> messages_;
+  std::vector<double> last_backward_;
+  std::vector<std::vector<double>> gathered_;  // per rank and chunk: its parameters are in
+  std::vector<double> first_forward_, optimizer_seconds_;
+};
+
+}  // namespace
+
+StepEstimate estimate_step(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal) {
+  return PipelineReplay(s, l, cal).run();
+}
+
+}  // namespace moesim::workload
