@@ -36,6 +36,19 @@ bool on_path(const std::string& program) {
 
 }  // namespace
 
+std::string gnuplot_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string png_and_svg(const std::string& stem, const std::string& plot_commands) {
+  return fmt::format("set terminal pngcairo size 960,600 font 'sans,10' noenhanced\nset output '{0}.png'\n{1}"
+                     "set terminal svg size 960,600 font 'sans,10' noenhanced\nset output '{0}.svg'\nreplot\n"
+                     "unset output\n\n",
+                     stem, plot_commands);
+}
+
 PlotOutcome draw_with_gnuplot(const fs::path& dir, const std::vector<PlotFile>& files, const std::string& script,
                               const std::vector<std::string>& images, const std::string& nothing_to_plot,
                               const std::string& gnuplot) {

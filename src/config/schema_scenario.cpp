@@ -1,8 +1,14 @@
 #include <fmt/format.h>
 
+#include "moesim/config/choices.hpp"
 #include "schema.hpp"
 
 namespace moesim::config {
+
+const std::vector<std::string>& schedules() {
+  static const std::vector<std::string> names = {"1f1b"};
+  return names;
+}
 
 namespace {
 
@@ -33,7 +39,7 @@ void describe_layout(Reader& r, LayoutSpec& l) {
              .optional()
              .may_be_empty(),
          l.pipeline_layout);
-  r.choice(key("schedule", "pipeline schedule (interleaved when vpp > 1)").optional(), l.schedule, {"1f1b"});
+  r.choice(key("schedule", "pipeline schedule (interleaved when vpp > 1)").optional(), l.schedule, schedules());
   r.integer(key("gpus_per_domain", "GPUs used per NVLink domain; 0 = the whole domain").optional().at_least(0),
             l.gpus_per_domain);
 }

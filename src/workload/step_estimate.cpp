@@ -3,10 +3,14 @@
 #include "moesim/workload/step_estimate.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 
 #include "moesim/model/flops.hpp"
 #include "moesim/plan/memory.hpp"
@@ -264,10 +268,7 @@ class PipelineReplay {
     RankClock& clock = clocks_[static_cast<std::size_t>(r)];
     const double start = std::max(clock.compute_free, std::min(cursors[0].ready, cursors[count - 1].ready));
     const double compute_before = clock.compute_s;
-    // Alternate segments: each pass's communication hides behind the other's compute.
-    while (!cursors[0].done() || (count == 2 && !cursors[1].done()))
-      for (std::size_t k = 0; k < count; ++k)
-        if (!cursors[k].done()) replay_segment(cursors[k], clock);
+    replay(r, order, next, count, cursors, clock);
     double end = 0;
     for (std::size_t k = 0; k < count; ++k) {
       end = std::max(end, cursors[k].ready);
@@ -277,6 +278,56 @@ class PipelineReplay {
     clock.pass_compute_s += clock.compute_s - compute_before;
     next += count;
     return true;
+  }
+
+  // Alternates the cursors' segments (each pass's communication hides behind the other's
+  // compute). A replay's course depends only on the passes and on where the rank's streams, the
+  // dispatcher's SMs and the passes' inputs stand relative to its start: steady-state 1F1B
+  // repeats a few such situations thousands of times, so the first replay of each is kept (as
+  // offsets from its start) and the others reuse it. Times in the key are rounded to the
+  // nanosecond: a nanosecond per pass moves a step of seconds by microseconds.
+  void replay(int r, const std::vector<ScheduleEntry>& order, std::size_t next, std::size_t count, Cursor* cursors,
+              RankClock& clock) {
+    constexpr long long kIrrelevant = std::numeric_limits<long long>::min();
+    const double s = std::max(clock.compute_free, cursors[0].ready);
+    const double first_input = count == 2 ? std::min(cursors[0].ready, cursors[1].ready) : cursors[0].ready;
+    const auto ns = [s](double t) { return static_cast<long long>(std::floor((t - s) * 1e9 + 0.5)); };
+    // A stream free before every input is in, or SMs released before any compute can start (at
+    // s), cannot change the replay.
+    const bool sms_held = clock.ep_end > s;
+    ReplayKey key = {(r * l_.vpp + order[next].chunk) * 2 + (order[next].phase == Phase::forward ? 0 : 1),
+                     count == 2 ? (r * l_.vpp + order[next + 1].chunk) * 2 + (order[next + 1].phase == Phase::forward ? 0 : 1) : -1,
+                     ns(clock.compute_free),
+                     ns(cursors[0].ready),
+                     count == 2 ? ns(cursors[1].ready) : 0,
+                     clock.tp_free > first_input ? ns(clock.tp_free) : kIrrelevant,
+                     clock.ep_free > first_input ? ns(clock.ep_free) : kIrrelevant,
+                     sms_held ? ns(clock.ep_start) : kIrrelevant,
+                     sms_held ? ns(clock.ep_end) : kIrrelevant};
+    if (const auto it = replays_.find(key); it != replays_.end()) {
+      const ReplayOutcome& m = it->second;
+      for (std::size_t k = 0; k < count; ++k) cursors[k].ready = s + m.cursor_end_s[k];
+      clock.compute_free = s + m.compute_free_s;
+      for (auto [field, offset] : {std::pair{&clock.tp_free, m.tp_free_s}, {&clock.ep_free, m.ep_free_s},
+                                   {&clock.ep_start, m.ep_start_s}, {&clock.ep_end, m.ep_end_s}})
+        if (offset != kUntouched) *field = s + offset;
+      clock.compute_s += m.compute_s;
+      return;
+    }
+    const RankClock before = clock;
+    while (!cursors[0].done() || (count == 2 && !cursors[1].done()))
+      for (std::size_t k = 0; k < count; ++k)
+        if (!cursors[k].done()) replay_segment(cursors[k], clock);
+    const auto offset = [s](double after, double was) { return after != was ? after - s : kUntouched; };
+    ReplayOutcome m;
+    for (std::size_t k = 0; k < count; ++k) m.cursor_end_s[k] = cursors[k].ready - s;
+    m.compute_free_s = clock.compute_free - s;
+    m.tp_free_s = offset(clock.tp_free, before.tp_free);
+    m.ep_free_s = offset(clock.ep_free, before.ep_free);
+    m.ep_start_s = offset(clock.ep_start, before.ep_start);
+    m.ep_end_s = offset(clock.ep_end, before.ep_end);
+    m.compute_s = clock.compute_s - before.compute_s;
+    replays_.emplace(key, m);
   }
 
   // The pass's output travels to the next (forward) or previous (backward) virtual stage.
@@ -326,6 +377,24 @@ class PipelineReplay {
   std::vector<std::vector<ScheduleEntry>> schedules_;
   std::vector<RankClock> clocks_;
   std::vector<std::optional<std::vector<PricedItem>>> passes_;  // per (rank, chunk, phase)
+  // What a replay did, relative to its start; kUntouched: a stream it left as it was.
+  static constexpr double kUntouched = -std::numeric_limits<double>::infinity();
+  struct ReplayOutcome {
+    double cursor_end_s[2] = {0, 0};
+    double compute_free_s = 0, tp_free_s = 0, ep_free_s = 0, ep_start_s = 0, ep_end_s = 0;
+    double compute_s = 0;
+  };
+  // The passes (second: -1 for none), then the compute stream, the inputs, the TP and EP streams
+  // and the dispatcher's SMs, in nanoseconds from the start.
+  using ReplayKey = std::array<long long, 9>;
+  struct KeyHash {
+    std::size_t operator()(const ReplayKey& k) const {
+      std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the words
+      for (long long v : k) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ULL;
+      return static_cast<std::size_t>(h);
+    }
+  };
+  std::unordered_map<ReplayKey, ReplayOutcome, KeyHash> replays_;
   std::vector<Message> messages_;
   std::vector<double> last_backward_;
   std::vector<std::vector<double>> gathered_;  // per rank and chunk: its parameters are in

@@ -19,6 +19,11 @@ struct PlotOutcome {
   std::string message;  // what was written, or why nothing was drawn (gnuplot missing, ...)
 };
 
+// A gnuplot single-quoted string: only the quote itself needs escaping (doubled).
+std::string gnuplot_quoted(const std::string& text);
+// Script lines that draw the plot of `plot_commands` as <stem>.png, then again as <stem>.svg.
+std::string png_and_svg(const std::string& stem, const std::string& plot_commands);
+
 // Writes `files` into `dir` and runs `gnuplot <script>` there (`script`: the name of one of
 // them); `images` are the files the script may draw, listed in the message when they exist.
 // `nothing_to_plot` is the message when `files` is empty. Throws when gnuplot itself fails.
