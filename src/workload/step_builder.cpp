@@ -240,10 +240,11 @@ class StepEmitter {
     for (int c = l_.vpp - 1; c >= 0; --c) {
       const plan::ParamShard p = plan::chunk_params(s_, l_, r_, c);
       const int after = s_.recipe.overlap_grad_reduce ? last_backward_[c] : end_of_backward;
+      const double grad_bytes = grad_reduce_bytes_per_param(s_);
       auto add = [&](GroupRole g, double params, const char* what) {
         Task t = dp_task(fmt::format("chunk {} {} gradient reduce-scatter", c, what),
                          platform::CollectiveKind::reduce_scatter, g, Activity::dp_grad_sync,
-                         params * kGradReduceBytesPerParam);
+                         params * grad_bytes);
         if (after >= 0) t.deps.push_back(after);
         syncs.push_back(em_.add(std::move(t)));
       };
@@ -272,6 +273,10 @@ class StepEmitter {
 double pp_message_bytes(const Scenario& s, const plan::Layout& l) {
   // Sequence-parallel hidden states (or their gradients) of the micro-batch, in BF16.
   return static_cast<double>(s.training.micro_batch) * s.training.seq_len / l.cp / l.tp * s.model.hidden * kBf16Bytes;
+}
+
+double grad_reduce_bytes_per_param(const Scenario& s) {
+  return s.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
 }
 
 double param_gather_bytes_per_param(const Scenario& s) {

@@ -357,9 +357,9 @@ class PipelineReplay {
                                                          : drained;
       c.dp_free = std::max(c.dp_free, after);
       if (l_.dp * l_.cp > 1 && shard.dense_params > 0)
-        c.dp_free += p.seconds(CollectiveKind::reduce_scatter, GroupRole::dp, shard.dense_params * kGradReduceBytesPerParam);
+        c.dp_free += p.seconds(CollectiveKind::reduce_scatter, GroupRole::dp, shard.dense_params * grad_reduce_bytes_per_param(s_));
       if (l_.edp > 1 && shard.expert_params > 0)
-        c.dp_free += p.seconds(CollectiveKind::reduce_scatter, GroupRole::edp, shard.expert_params * kGradReduceBytesPerParam);
+        c.dp_free += p.seconds(CollectiveKind::reduce_scatter, GroupRole::edp, shard.expert_params * grad_reduce_bytes_per_param(s_));
       synced = std::max(synced, c.dp_free);
     }
     const double optimizer_s = optimizer_task(s_, l_, cal_, r).seconds;
