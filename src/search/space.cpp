@@ -103,7 +103,10 @@ Space resolve_space(const SearchSpec& spec, const Scenario& base) {
   s.etp = in.etp.value_or(std::vector<int>{l.etp});
   s.cp = in.cp.value_or(std::vector<int>{l.cp});
   s.micro_batch = in.micro_batch.value_or(with(std::vector<int>{1, 2}, base.training.micro_batch));
-  s.schedule = in.schedule.value_or(with(config::schedules(), l.schedule));
+  // Megatron's 1F1B (interleaved with vpp > 1) only: every other schedule takes one vpp (1 or 2)
+  // and zb-h1/zb-v have no F&B pairs to overlap, so most of their combinations only break a
+  // schedule rule, and adding them quintuples the space (docs/search.md). A file lists them.
+  s.schedule = in.schedule.value_or(with(std::vector<std::string>{"1f1b"}, l.schedule));
   s.pipeline_layout = in.pipeline_layout.value_or(with(std::vector<std::string>{""}, l.pipeline_layout));
   for (std::size_t i = 0; i < s.pipeline_layout.size(); ++i) {
     try {
@@ -139,7 +142,9 @@ std::vector<Candidate> enumerate(const Space& s) {
   for (int tp : s.tp)
     for (int pp : s.pp)
       for (int vpp : s.vpp) {
-        if (s.vpp_defaulted && 1LL * pp * vpp > s.layers) continue;
+        // Default vpp values: no virtual stage without a layer, and none without a pipeline
+        // (Megatron's interleaved schedule needs pp > 1).
+        if (s.vpp_defaulted && (1LL * pp * vpp > s.layers || (pp == 1 && vpp > 1))) continue;
         for (int ep : s.ep)
           for (int etp : s.etp)
             for (int cp : s.cp)

@@ -95,7 +95,7 @@ class SearchReader : public config::StrictJson {
       for (auto [name, axis] : {std::pair{"tp", &s.tp}, {"pp", &s.pp}, {"vpp", &s.vpp}, {"ep", &s.ep},
                                 {"etp", &s.etp}, {"cp", &s.cp}})
         if (it->contains(name)) *axis = integers(*it, name, a);
-      if (it->contains("schedule")) s.schedule = strings(*it, "schedule", a, config::schedules());
+      if (it->contains("schedule")) s.schedule = strings(*it, "schedule", a, pipeline_schedule_names());
       if (it->contains("pipeline_layout")) s.pipeline_layout = strings(*it, "pipeline_layout", a, {}, true);
     }
     if (const auto it = j.find("training"); it != j.end()) {

@@ -14,6 +14,7 @@
 
 #include "moesim/model/flops.hpp"
 #include "moesim/plan/memory.hpp"
+#include "moesim/plan/schedule.hpp"
 #include "moesim/platform/collective.hpp"
 #include "moesim/platform/topology.hpp"
 #include "moesim/workload/step_builder.hpp"
@@ -162,9 +163,10 @@ class PipelineReplay {
     const double pp_bytes = pp_message_bytes(s, l);
     for (int r = 0; r < l.pp; ++r) {
       pricing_.emplace_back(topo_, l, r);
-      schedules_.push_back(pipeline_schedule(l, r));
-      // Sends go to the next pipeline rank (forward) or the previous one (backward).
-      for (int peer : {(r + 1) % l.pp, (r + l.pp - 1) % l.pp}) {
+      schedules_.push_back(plan::pipeline_schedule(l, r));
+      // A send goes to the rank holding the next (forward) or previous (backward) stage: a
+      // neighbour, or under dualpipe the ranks at both ends.
+      for (int peer = 0; peer < l.pp; ++peer) {
         platform::Group g;
         g.ranks = {l.dense_rank(0, 0, 0, r), l.dense_rank(0, 0, 0, peer)};
         send_s_[{r, peer}] = peer == r ? 0.0 : platform::closed_form_seconds(topo_, CollectiveKind::send_recv, g, pp_bytes);
@@ -173,9 +175,9 @@ class PipelineReplay {
     clocks_.resize(static_cast<std::size_t>(l.pp));
     if (s.system.gpu.sm_count > 0)
       for (RankClock& c : clocks_) c.sm_fraction = static_cast<double>(s.recipe.dispatcher_sms) / s.system.gpu.sm_count;
-    passes_.resize(static_cast<std::size_t>(l.pp * l.vpp * 2));
+    passes_.resize(static_cast<std::size_t>(l.pp * l.chunks * kPasses));
     messages_.resize(static_cast<std::size_t>(2 * l.microbatches * stages()));
-    last_backward_.assign(static_cast<std::size_t>(l.pp * l.vpp), 0.0);
+    last_backward_.assign(static_cast<std::size_t>(l.pp * l.chunks), 0.0);
   }
 
   StepEstimate run() {
@@ -208,24 +210,35 @@ class PipelineReplay {
   }
 
  private:
-  int stages() const { return l_.pp * l_.vpp; }
-  int stage_index(int r, int chunk) const { return chunk * l_.pp + r; }
-  std::size_t message(Phase phase, int mb, int stage) const {
-    return static_cast<std::size_t>(((phase == Phase::forward ? 0 : 1) * l_.microbatches + mb) * stages() + stage);
+  static constexpr int kPasses = 4;  // forward, backward, input_grad, weight_grad
+  int stages() const { return l_.virtual_stages(); }
+  // A (rank, chunk, pass) triple as one number (the pass cache's and the replay key's).
+  int pass_id(int r, const plan::ScheduleEntry& e) const { return (r * l_.chunks + e.chunk) * kPasses + static_cast<int>(e.pass); }
+  std::size_t message(bool gradient, int mb, int stage) const {
+    return static_cast<std::size_t>(((gradient ? 1 : 0) * l_.microbatches + mb) * stages() + stage);
+  }
+  // Chunks in virtual-stage order (the order the step builder gathers and reduces them in).
+  std::vector<int> chunks_by_stage(int r) const {
+    std::vector<int> c(static_cast<std::size_t>(l_.chunks));
+    for (int i = 0; i < l_.chunks; ++i) c[static_cast<std::size_t>(i)] = i;
+    std::sort(c.begin(), c.end(), [&](int a, int b) { return l_.stage_index(r, a) < l_.stage_index(r, b); });
+    return c;
   }
 
-  const std::vector<PricedItem>& pass(int r, int chunk, Phase phase) {
-    auto& slot = passes_[static_cast<std::size_t>((r * l_.vpp + chunk) * 2 + (phase == Phase::forward ? 0 : 1))];
-    if (!slot) slot = priced(lowering_.lower(r, chunk, phase), pricing_[static_cast<std::size_t>(r)]);
+  const std::vector<PricedItem>& pass(int r, const plan::ScheduleEntry& e) {
+    auto& slot = passes_[static_cast<std::size_t>(pass_id(r, e))];
+    if (!slot) slot = priced(lowering_.lower(r, e.chunk, e.pass), pricing_[static_cast<std::size_t>(r)]);
     return *slot;
   }
 
   // The message an entry waits for: the previous stage's activations (forward) or the next
-  // stage's gradients (backward); none at the ends of the pipeline.
-  const Message* input(int r, const ScheduleEntry& e) const {
-    const int v = stage_index(r, e.chunk);
-    if (e.phase == Phase::forward && v > 0) return &messages_[message(Phase::forward, e.microbatch, v)];
-    if (e.phase == Phase::backward && v < stages() - 1) return &messages_[message(Phase::backward, e.microbatch, v)];
+  // stage's gradients (backward, B); none at the ends of the pipeline, nor for a W (its inputs
+  // are on the rank).
+  const Message* input(int r, const plan::ScheduleEntry& e) const {
+    const int v = l_.stage_index(r, e.chunk);
+    const bool needs_gradient = e.pass == plan::Pass::backward || e.pass == plan::Pass::input_grad;
+    if (e.pass == plan::Pass::forward && v > 0) return &messages_[message(false, e.microbatch, v)];
+    if (needs_gradient && v < stages() - 1) return &messages_[message(true, e.microbatch, v)];
     return nullptr;
   }
 
@@ -236,35 +249,40 @@ class PipelineReplay {
     RankPricing& p = pricing_[static_cast<std::size_t>(r)];
     const double bytes_per_param = param_gather_bytes_per_param(s_);
     gathered_.emplace_back();
-    for (int chunk = 0; chunk < l_.vpp; ++chunk) {
+    gathered_.back().assign(static_cast<std::size_t>(l_.chunks), 0.0);
+    double first = -1;
+    for (int chunk : chunks_by_stage(r)) {
       const plan::ParamShard shard = plan::chunk_params(s_, l_, r, chunk);
       if (l_.dp * l_.cp > 1 && shard.dense_params > 0)
         c.dp_free += p.seconds(CollectiveKind::all_gather, GroupRole::dp, shard.dense_params * bytes_per_param);
       if (l_.edp > 1 && shard.expert_params > 0)
         c.dp_free += p.seconds(CollectiveKind::all_gather, GroupRole::edp, shard.expert_params * bytes_per_param);
-      gathered_.back().push_back(c.dp_free);
+      gathered_.back()[static_cast<std::size_t>(chunk)] = c.dp_free;
+      if (first < 0) first = c.dp_free;
     }
     if (!s_.recipe.overlap_param_gather) std::fill(gathered_.back().begin(), gathered_.back().end(), c.dp_free);
-    first_forward_.push_back(gathered_.back().front());
+    first_forward_.push_back(s_.recipe.overlap_param_gather ? first : c.dp_free);
   }
 
-  // Replays rank r's next schedule entry (or EP-overlapped pair) if its inputs have arrived.
+  // Replays rank r's next schedule entry (or F&B step) if its inputs have arrived.
   bool advance(int r, std::size_t& next) {
-    const std::vector<ScheduleEntry>& order = schedules_[static_cast<std::size_t>(r)];
+    const std::vector<plan::ScheduleEntry>& order = schedules_[static_cast<std::size_t>(r)];
     if (next >= order.size()) return false;
-    const bool pair = s_.recipe.ep_overlap && next + 1 < order.size() && order[next + 1].paired;
+    const bool pair = next + 1 < order.size() && order[next + 1].paired;
     const std::size_t count = pair ? 2 : 1;
     Cursor cursors[2];
     for (std::size_t k = 0; k < count; ++k) {
-      const ScheduleEntry& e = order[next + k];
+      const plan::ScheduleEntry& e = order[next + k];
       const Message* in = input(r, e);
       if (in && !in->sent) return false;
       Cursor& c = cursors[k];
-      c.items = &pass(r, e.chunk, e.phase);
+      c.items = &pass(r, e);
       c.ready = in ? in->arrival_s : 0;
-      if (e.phase == Phase::forward)
+      if (e.pass == plan::Pass::forward)
         c.ready = std::max(c.ready, gathered_[static_cast<std::size_t>(r)][static_cast<std::size_t>(e.chunk)]);
     }
+    // An F&B step starts once both passes' inputs are in (the step builder's marker task).
+    if (pair) cursors[0].ready = std::max(cursors[0].ready, cursors[1].ready);
     RankClock& clock = clocks_[static_cast<std::size_t>(r)];
     const double start = std::max(clock.compute_free, std::min(cursors[0].ready, cursors[count - 1].ready));
     const double compute_before = clock.compute_s;
@@ -280,13 +298,13 @@ class PipelineReplay {
     return true;
   }
 
-  // Alternates the cursors' segments (each pass's communication hides behind the other's
-  // compute). A replay's course depends only on the passes and on where the rank's streams, the
+  // Alternates the cursors' segments when the recipe overlaps an F&B step (each pass's
+  // communication hides behind the other's compute), else runs them one after the other. A replay's course depends only on the passes and on where the rank's streams, the
   // dispatcher's SMs and the passes' inputs stand relative to its start: steady-state 1F1B
   // repeats a few such situations thousands of times, so the first replay of each is kept (as
   // offsets from its start) and the others reuse it. Times in the key are rounded to the
   // nanosecond: a nanosecond per pass moves a step of seconds by microseconds.
-  void replay(int r, const std::vector<ScheduleEntry>& order, std::size_t next, std::size_t count, Cursor* cursors,
+  void replay(int r, const std::vector<plan::ScheduleEntry>& order, std::size_t next, std::size_t count, Cursor* cursors,
               RankClock& clock) {
     constexpr long long kIrrelevant = std::numeric_limits<long long>::min();
     const double s = std::max(clock.compute_free, cursors[0].ready);
@@ -295,8 +313,7 @@ class PipelineReplay {
     // A stream free before every input is in, or SMs released before any compute can start (at
     // s), cannot change the replay.
     const bool sms_held = clock.ep_end > s;
-    ReplayKey key = {(r * l_.vpp + order[next].chunk) * 2 + (order[next].phase == Phase::forward ? 0 : 1),
-                     count == 2 ? (r * l_.vpp + order[next + 1].chunk) * 2 + (order[next + 1].phase == Phase::forward ? 0 : 1) : -1,
+    ReplayKey key = {pass_id(r, order[next]), count == 2 ? pass_id(r, order[next + 1]) : -1,
                      ns(clock.compute_free),
                      ns(cursors[0].ready),
                      count == 2 ? ns(cursors[1].ready) : 0,
@@ -315,9 +332,14 @@ class PipelineReplay {
       return;
     }
     const RankClock before = clock;
-    while (!cursors[0].done() || (count == 2 && !cursors[1].done()))
+    if (s_.recipe.ep_overlap) {
+      while (!cursors[0].done() || (count == 2 && !cursors[1].done()))
+        for (std::size_t k = 0; k < count; ++k)
+          if (!cursors[k].done()) replay_segment(cursors[k], clock);
+    } else {
       for (std::size_t k = 0; k < count; ++k)
-        if (!cursors[k].done()) replay_segment(cursors[k], clock);
+        while (!cursors[k].done()) replay_segment(cursors[k], clock);
+    }
     const auto offset = [s](double after, double was) { return after != was ? after - s : kUntouched; };
     ReplayOutcome m;
     for (std::size_t k = 0; k < count; ++k) m.cursor_end_s[k] = cursors[k].ready - s;
@@ -330,30 +352,42 @@ class PipelineReplay {
     replays_.emplace(key, m);
   }
 
-  // The pass's output travels to the next (forward) or previous (backward) virtual stage.
-  void send(int r, const ScheduleEntry& e, double done_s) {
-    const int v = stage_index(r, e.chunk);
-    if (e.phase == Phase::backward)
-      last_backward_[static_cast<std::size_t>(r * l_.vpp + e.chunk)] = done_s;
-    const int to = e.phase == Phase::forward ? v + 1 : v - 1;
+  // The pass's output travels to the next (forward) or previous (backward, B) virtual stage:
+  // over the PP link, or at once when that stage is the rank's own (the bottom of a V). A W's
+  // results stay on the rank.
+  void send(int r, const plan::ScheduleEntry& e, double done_s) {
+    if (e.pass == plan::Pass::backward || e.pass == plan::Pass::weight_grad)
+      last_backward_[static_cast<std::size_t>(r * l_.chunks + e.chunk)] = done_s;
+    if (e.pass == plan::Pass::weight_grad) return;
+    const bool forward = e.pass == plan::Pass::forward;
+    const int v = l_.stage_index(r, e.chunk);
+    const int to = forward ? v + 1 : v - 1;
     if (to < 0 || to >= stages()) return;
-    RankClock& c = clocks_[static_cast<std::size_t>(r)];
-    c.pp_free = std::max(c.pp_free, done_s) + send_s_.at({r, to % l_.pp});
-    Message& m = messages_[message(e.phase, e.microbatch, to)];
+    Message& m = messages_[message(!forward, e.microbatch, to)];
     m.sent = true;
+    const int peer = l_.holder(to, e.microbatch).pp_rank;
+    if (peer == r) {
+      m.arrival_s = done_s;
+      return;
+    }
+    RankClock& c = clocks_[static_cast<std::size_t>(r)];
+    c.pp_free = std::max(c.pp_free, done_s) + send_s_.at({r, peer});
     m.arrival_s = c.pp_free;
   }
 
-  // Gradient reduce-scatters (each chunk after its last backward when overlapped, else after the
-  // pipeline drains; last chunk first), then the Adam step. Returns the rank's end of step.
+  // Gradient reduce-scatters (each chunk after its last weight gradients when overlapped, else
+  // after the pipeline drains; the last stage first), then the Adam step. Returns the rank's end
+  // of step.
   double finish_step(int r) {
     RankClock& c = clocks_[static_cast<std::size_t>(r)];
     RankPricing& p = pricing_[static_cast<std::size_t>(r)];
     const double drained = std::max({c.compute_free, c.tp_free, c.ep_free, c.pp_free});
     double synced = drained;
-    for (int chunk = l_.vpp - 1; chunk >= 0; --chunk) {
+    std::vector<int> order = chunks_by_stage(r);
+    std::reverse(order.begin(), order.end());
+    for (int chunk : order) {
       const plan::ParamShard shard = plan::chunk_params(s_, l_, r, chunk);
-      const double after = s_.recipe.overlap_grad_reduce ? last_backward_[static_cast<std::size_t>(r * l_.vpp + chunk)]
+      const double after = s_.recipe.overlap_grad_reduce ? last_backward_[static_cast<std::size_t>(r * l_.chunks + chunk)]
                                                          : drained;
       c.dp_free = std::max(c.dp_free, after);
       if (l_.dp * l_.cp > 1 && shard.dense_params > 0)
@@ -374,9 +408,9 @@ class PipelineReplay {
   platform::Topology topo_;
   std::vector<RankPricing> pricing_;
   std::map<std::pair<int, int>, double> send_s_;  // (from, to) pipeline rank -> one PP message
-  std::vector<std::vector<ScheduleEntry>> schedules_;
+  std::vector<std::vector<plan::ScheduleEntry>> schedules_;
   std::vector<RankClock> clocks_;
-  std::vector<std::optional<std::vector<PricedItem>>> passes_;  // per (rank, chunk, phase)
+  std::vector<std::optional<std::vector<PricedItem>>> passes_;  // per pass_id
   // What a replay did, relative to its start; kUntouched: a stream it left as it was.
   static constexpr double kUntouched = -std::numeric_limits<double>::infinity();
   struct ReplayOutcome {

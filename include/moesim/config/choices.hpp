@@ -7,6 +7,6 @@
 namespace moesim::config {
 
 const std::vector<std::string>& recompute_modules();  // recipe.recompute entries
-const std::vector<std::string>& schedules();          // layout.schedule
+// (layout.schedule's values: moesim::pipeline_schedule_names(), config/specs.hpp)
 
 }  // namespace moesim::config

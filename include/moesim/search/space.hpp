@@ -32,7 +32,8 @@ struct Space {
   std::vector<bool> ep_overlap, delay_wgrad;
   std::vector<std::string> dispatcher, cuda_graphs;
   // Default vpp values are kept only where pp * vpp <= the model's transformer layers (no
-  // virtual stage without a layer); values the file lists are all kept.
+  // virtual stage without a layer) and, with pp = 1, only vpp = 1; values the file lists are all
+  // kept.
   bool vpp_defaulted = false;
   int layers = 0;
 };
