@@ -9,6 +9,7 @@
 
 #include "moesim/batch/worker_pool.hpp"
 #include "moesim/config/error.hpp"
+#include "moesim/config/megatron_rules.hpp"
 #include "moesim/plan/layout.hpp"
 #include "moesim/plan/memory.hpp"
 
@@ -62,6 +63,10 @@ Screened screen_one(const Scenario& base, const Candidate& c, const cost::Kernel
   Screened out;
   Scenario s = base;
   apply(c, s);
+  // What Megatron-Core refuses (the scenario reader's check), then the layout rules. A rule's
+  // requirement names no candidate's values: it is its own reason.
+  for (const auto& [index, values] : config::broken_megatron_rules(s))
+    out.rejections.push_back("megatron: " + config::megatron_rules()[index].requirement);
   plan::Layout layout;
   try {
     layout = plan::make_layout(s);
@@ -70,6 +75,7 @@ Screened screen_one(const Scenario& base, const Candidate& c, const cost::Kernel
     if (e.problems().empty()) out.rejections.push_back(reason_key("layout", e.what()));
     return out;
   }
+  if (!out.rejections.empty()) return out;
   for (const plan::MemoryBreakdown& m : plan::memory_per_stage(s, layout)) {
     out.max_memory_bytes = std::max(out.max_memory_bytes, m.total_bytes());
     out.usable_memory_bytes = m.usable_bytes;

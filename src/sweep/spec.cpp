@@ -22,6 +22,7 @@ class SweepReader : public config::StrictJson {
  public:
   explicit SweepReader(fs::path file) : StrictJson(file.string()), file_(std::move(file)) {}
 
+  // Scenario files are named relative to the sweep file; they must exist and parse now.
   ScenarioFile scenario_file(const std::string& name, const std::string& at) const {
     return sweep::scenario_file(*this, file_, "the sweep file", name, at);
   }
