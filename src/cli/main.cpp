@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   moesim::cli::add_sweep_command(app);
   moesim::cli::add_merge_command(app);
   moesim::cli::add_compare_command(app);
+  moesim::cli::add_search_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "moesim/config/choices.hpp"
 #include "schema.hpp"
 #include "text.hpp"
 
@@ -39,6 +40,12 @@ void describe_support(Reader& r, StackSupport& s) {
 
 }  // namespace
 
+const std::vector<std::string>& recompute_modules() {
+  static const std::vector<std::string> modules = {"mla_up_proj", "core_attn", "moe_act", "mlp",
+                                                   "layernorm",   "moe",       "shared_experts", "full"};
+  return modules;
+}
+
 void describe_recipe(Reader& r, RecipeSpec& s) {
   r.choice(key("dispatcher", "MoE token dispatcher: alltoall (NCCL), deepep, hybridep").optional(), s.dispatcher,
            kDispatchers);
@@ -57,8 +64,7 @@ void describe_recipe(Reader& r, RecipeSpec& s) {
                               "preprocessing and shared expert, attention eager; full_iteration = the whole step")
                .optional(),
            s.cuda_graphs, kGraphScopes);
-  r.choices(key("recompute", "modules recomputed in the backward pass").optional(), s.recompute,
-            {"mla_up_proj", "core_attn", "moe_act", "mlp", "layernorm", "moe", "shared_experts", "full"});
+  r.choices(key("recompute", "modules recomputed in the backward pass").optional(), s.recompute, recompute_modules());
   r.boolean(key("fused_permute", "permutation fused with the scale allocation (moe_permute_fusion)").optional(),
             s.fused_permute);
   r.boolean(key("cross_entropy_fusion", "cross-entropy fused into one kernel over BF16 logits "

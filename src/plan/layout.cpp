@@ -342,7 +342,7 @@ Layout make_layout(const Scenario& s) {
     std::string msg = fmt::format("infeasible layout for {} GPUs (tp={} cp={} pp={} vpp={} ep={} "
                                   "etp={}):", s.gpus, in.tp, in.cp, in.pp, in.vpp, in.ep, in.etp);
     for (const auto& p : problems) msg += "\n  - " + p;
-    throw InfeasibleError(msg);
+    throw InfeasibleError(msg, problems);
   }
   return l;
 }

@@ -36,13 +36,6 @@ std::vector<Series> ok_series(const SweepResult& r) {
   return out;
 }
 
-// A gnuplot single-quoted string: only the quote itself needs escaping (doubled).
-std::string quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
-
 // Stacked parts in the order of the run table; they add up to the step time. Explicit colours:
 // gnuplot's default cycle has eight, and a repeated colour would make two parts look like one.
 struct Part {
@@ -92,14 +85,6 @@ std::string breakdown_data(const std::vector<Series>& series) {
   return out;
 }
 
-// Draws the current plot as PNG, then again as SVG.
-std::string both_formats(const std::string& stem, const std::string& plot_commands) {
-  return fmt::format("set terminal pngcairo size 960,600 font 'sans,10' noenhanced\nset output '{0}.png'\n{1}"
-                     "set terminal svg size 960,600 font 'sans,10' noenhanced\nset output '{0}.svg'\nreplot\n"
-                     "unset output\n\n",
-                     stem, plot_commands);
-}
-
 std::string gpu_axis_commands(const std::vector<Series>& series) {
   std::set<long long> gpus;
   for (const Series& s : series)
@@ -121,7 +106,7 @@ std::string line_plot(const std::vector<Series>& series, int column) {
     const std::string data = i ? "''" : "'plot-series.dat'";
     const std::size_t colour = i + 1;
     items.push_back(fmt::format("{} index {} using 1:{} with lines linewidth 2 linecolor {} title {}", data, i,
-                                column, colour, quoted(series[i].label)));
+                                column, colour, batch::gnuplot_quoted(series[i].label)));
     items.push_back(fmt::format("'' index {} using 1:($4 == 1 ? ${} : NaN) with points pointtype 7 pointsize 1.2 "
                                 "linecolor {} notitle", i, column, colour));
     items.push_back(fmt::format("'' index {} using 1:($4 == 0 ? ${} : NaN) with points pointtype 6 pointsize 1.6 "
@@ -151,24 +136,24 @@ std::string script(const SweepResult& r, const std::vector<Series>& series) {
   std::string out = fmt::format(
       "# Plots of the sweep {}, written by moesim; redraw with `gnuplot plot.gp` in this directory.\n"
       "set datafile missing '?'\n\n",
-      quoted(r.name));
-  const std::string common = "set grid\nset key below horizontal reverse Left width 2\nset title " + quoted(r.name) + "\n";
+      batch::gnuplot_quoted(r.name));
+  const std::string common = "set grid\nset key below horizontal reverse Left width 2\nset title " + batch::gnuplot_quoted(r.name) + "\n";
 
-  out += both_formats("tflops_per_gpu", "reset\n" + common + gpu_axis_commands(series) +
+  out += batch::png_and_svg("tflops_per_gpu", "reset\n" + common + gpu_axis_commands(series) +
                                             "set ylabel 'model TFLOP/s per GPU (Megatron convention)'\n"
                                             "set yrange [0:*]\n" + line_plot(series, 2));
   bool any_efficiency = false;
   for (const Series& s : series)
     for (const Json* row : s.rows) any_efficiency = any_efficiency || (*row)["scaling_efficiency"].is_number();
   if (any_efficiency)  // gnuplot refuses a plot whose every value is missing
-    out += both_formats("scaling_efficiency", "reset\n" + common + gpu_axis_commands(series) +
+    out += batch::png_and_svg("scaling_efficiency", "reset\n" + common + gpu_axis_commands(series) +
                                                   "set ylabel 'scaling efficiency (%, per-GPU throughput vs. first point)'\n" +
                                                   efficiency_range(series) + line_plot(series, 3));
   std::vector<std::string> bars;
   for (std::size_t i = 0; i < kParts.size(); ++i)
     bars.push_back(fmt::format("{} using {}{} linecolor rgb '{}' title {}", i ? "''" : "'plot-breakdown.dat'", i + 2,
-                               i ? "" : ":xtic(1)", kParts[i].colour, quoted(kParts[i].title)));
-  out += both_formats("step_breakdown",
+                               i ? "" : ":xtic(1)", kParts[i].colour, batch::gnuplot_quoted(kParts[i].title)));
+  out += batch::png_and_svg("step_breakdown",
                       "reset\n" + common +
                           "set key outside right top vertical reverse Left\nset style data histograms\n"
                           "set style histogram rowstacked\nset style fill solid 0.9 border -1\nset boxwidth 0.75\n"
@@ -194,6 +179,15 @@ std::vector<PlotFile> plot_files(const SweepResult& r) {
   if (series.empty()) return {};
   const std::vector<std::string> names = plot_file_names();
   return {{names[0], script(r, series)}, {names[1], series_data(series)}, {names[2], breakdown_data(series)}};
+}
+
+}  // namespace moesim::sweep
+
+namespace moesim::sweep {
+
+PlotOutcome draw_plots(const std::filesystem::path& dir, const SweepResult& r, const std::string& gnuplot) {
+  return batch::draw_with_gnuplot(dir, plot_files(r), plot_file_names().front(), plot_images(),
+                                  "no plots: no point of the sweep has a result", gnuplot);
 }
 
 }  // namespace moesim::sweep

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "moesim/config/error.hpp"
+#include "moesim/batch/result_file.hpp"
 #include "moesim/config/loader.hpp"
 
 namespace moesim::sweep {
@@ -104,21 +105,8 @@ SweepResult result_from_json(const Json& j, const std::string& label) {
 }
 
 SweepResult read_result(const fs::path& file_or_dir) {
-  const fs::path file = fs::is_directory(file_or_dir) ? file_or_dir / "sweep.json" : file_or_dir;
-  std::string text;
-  try {
-    text = config::read_text_file(file);
-  } catch (const ConfigError& e) {
-    throw ConfigError(file.string(), "$", "an existing, readable sweep result (sweep.json, or a directory holding one); " +
-                                              e.expected());
-  }
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw ConfigError(file.string(), "$", std::string("well-formed JSON: ") + e.what());
-  }
-  return result_from_json(j, file.string());
+  const batch::ResultFile f = batch::read_result_file(file_or_dir, "sweep.json", "sweep result");
+  return result_from_json(f.json, f.file.string());
 }
 
 }  // namespace moesim::sweep

@@ -286,9 +286,7 @@ class StepEmitter {
                           forward ? "activations" : "gradients", peer);
     t.peer_pp_rank = static_cast<std::int16_t>(peer);
     t.message = k;
-    // Sequence-parallel hidden states (or their gradients) of the micro-batch, in BF16.
-    t.bytes = static_cast<double>(s_.training.micro_batch) * s_.training.seq_len / l_.cp / l_.tp *
-              s_.model.hidden * kBf16Bytes;
+    t.bytes = pp_message_bytes(s_, l_);
     t.deps.push_back(c.last_task);
     em_.add(std::move(t));
   }
@@ -311,8 +309,7 @@ class StepEmitter {
   // (overlapped with earlier chunks' compute when the stack overlaps the parameter gather).
   void emit_param_gathers() {
     param_gather_.assign(l_.chunks, -1);
-    const double param_bytes = s_.recipe.fp8_param_gather && s_.training.precision != Precision::bf16
-                                   ? 1.0 : kBf16Bytes;
+    const double param_bytes = param_gather_bytes_per_param(s_);
     std::vector<std::int32_t> all;
     for (int c : chunks_by_stage()) {
       const plan::ParamShard p = plan::chunk_params(s_, l_, r_, c);
@@ -343,8 +340,7 @@ class StepEmitter {
     for (int c : order) {
       const plan::ParamShard p = plan::chunk_params(s_, l_, r_, c);
       const int after = s_.recipe.overlap_grad_reduce ? last_gradient_[c] : end_of_backward;
-      // Gradients are reduced in the type of the gradient buffer (FP32 unless reduced in BF16).
-      const double grad_bytes = s_.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
+      const double grad_bytes = grad_reduce_bytes_per_param(s_);
       auto add = [&](GroupRole g, double params, const char* what) {
         Task t = dp_task(fmt::format("chunk {} {} gradient reduce-scatter", c, what),
                          platform::CollectiveKind::reduce_scatter, g, Activity::dp_grad_sync,
@@ -355,27 +351,7 @@ class StepEmitter {
       if (l_.dp * l_.cp > 1 && p.dense_params > 0) add(GroupRole::dp, p.dense_params, "dense");
       if (l_.edp > 1 && p.expert_params > 0) add(GroupRole::edp, p.expert_params, "expert");
     }
-    // Adam on this rank's shard: read gradient, master weight and both moments, write master,
-    // moments and the BF16 parameter; plus one read of the gradients for the norm (clipping).
-    const plan::ParamShard all = plan::param_shard(s_, l_, r_);
-    // (Dualpipe: the states of each stage are sharded over the data-parallel ranks of both copies.)
-    const double shard = (all.dense_params / (l_.dp * l_.cp) + all.expert_params / l_.edp) / l_.param_copies;
-    const double moment = s_.recipe.adam_moment_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
-    const double bytes = shard * (2 * kFp32Bytes + 2 * kFp32Bytes + 4 * moment + kBf16Bytes);
-    Task opt;
-    opt.kind = TaskKind::compute;
-    opt.stream = Stream::compute;
-    opt.activity = Activity::optimizer;
-    opt.phase = Phase::step;
-    opt.label = "optimizer step (distributed Adam)";
-    opt.gpu_seconds = bytes / (s_.system.gpu.hbm_bytes_per_s * cal_.copy_bw_efficiency);
-    // Multi-tensor Adam launches a few kernels per parameter group of each layer.
-    opt.kernels = 4 * (l_.stage(r_, 0).layers + 1) * l_.chunks;
-    // The optimizer runs outside any CUDA graph but the full-iteration one.
-    const double launch = s_.recipe.cuda_graphs == "full_iteration" ? cal_.launch_graph_s
-                          : s_.stack.host_overhead_per_kernel_s > 0 ? s_.stack.host_overhead_per_kernel_s
-                                                                    : cal_.launch_eager_s;
-    opt.seconds = std::max(opt.gpu_seconds, opt.kernels * launch);
+    Task opt = optimizer_task(s_, l_, cal_, r_);
     opt.deps = syncs;
     if (end_of_backward >= 0) opt.deps.push_back(end_of_backward);
     em_.add(std::move(opt));
@@ -396,6 +372,44 @@ class StepEmitter {
 };
 
 }  // namespace
+
+double pp_message_bytes(const Scenario& s, const plan::Layout& l) {
+  // Sequence-parallel hidden states (or their gradients) of the micro-batch, in BF16.
+  return static_cast<double>(s.training.micro_batch) * s.training.seq_len / l.cp / l.tp * s.model.hidden * kBf16Bytes;
+}
+
+double grad_reduce_bytes_per_param(const Scenario& s) {
+  return s.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
+}
+
+double param_gather_bytes_per_param(const Scenario& s) {
+  return s.recipe.fp8_param_gather && s.training.precision != Precision::bf16 ? 1.0 : kBf16Bytes;
+}
+
+Task optimizer_task(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal, int pp_rank) {
+  // Adam on this rank's shard: read gradient, master weight and both moments, write master,
+  // moments and the BF16 parameter; plus one read of the gradients for the norm (clipping).
+  const plan::ParamShard all = plan::param_shard(s, l, pp_rank);
+  // (Dualpipe: the states of each stage are sharded over the data-parallel ranks of both copies.)
+  const double shard = (all.dense_params / (l.dp * l.cp) + all.expert_params / l.edp) / l.param_copies;
+  const double moment = s.recipe.adam_moment_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
+  const double bytes = shard * (2 * kFp32Bytes + 2 * kFp32Bytes + 4 * moment + kBf16Bytes);
+  Task opt;
+  opt.kind = TaskKind::compute;
+  opt.stream = Stream::compute;
+  opt.activity = Activity::optimizer;
+  opt.phase = Phase::step;
+  opt.label = "optimizer step (distributed Adam)";
+  opt.gpu_seconds = bytes / (s.system.gpu.hbm_bytes_per_s * cal.copy_bw_efficiency);
+  // Multi-tensor Adam launches a few kernels per parameter group of each layer.
+  opt.kernels = 4 * (l.stage(pp_rank, 0).layers + 1) * l.chunks;
+  // The optimizer runs outside any CUDA graph but the full-iteration one.
+  const double launch = s.recipe.cuda_graphs == "full_iteration" ? cal.launch_graph_s
+                        : s.stack.host_overhead_per_kernel_s > 0 ? s.stack.host_overhead_per_kernel_s
+                                                                 : cal.launch_eager_s;
+  opt.seconds = std::max(opt.gpu_seconds, opt.kernels * launch);
+  return opt;
+}
 
 std::vector<long long> task_counts(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal) {
   const PassLowering lowering(s, l, cal);

@@ -3,6 +3,7 @@
 // and what was expected, so that a user can fix the input without reading code.
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace moesim {
 
@@ -26,6 +27,14 @@ class ConfigError : public std::runtime_error {
 class InfeasibleError : public std::runtime_error {
  public:
   explicit InfeasibleError(const std::string& message) : std::runtime_error(bounded_message(message)) {}
+  // `problems`: each rule that fails, one sentence each (the message lists them too), for
+  // callers that count failures by rule (a layout search).
+  InfeasibleError(const std::string& message, std::vector<std::string> problems)
+      : std::runtime_error(bounded_message(message)), problems_(std::move(problems)) {}
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  std::vector<std::string> problems_;
 };
 
 }  // namespace moesim
