@@ -14,7 +14,7 @@ void add_sweep_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Run a sweep of scenarios in parallel and write CSV, JSON, Markdown and plots");
   struct Args {
     std::string sweep, output, shard, configs, fidelity = "folded";
-    int jobs = 0;
+    int jobs = 0, samples = 1;
     bool plot = false, quiet = false;
   };
   auto a = std::make_shared<Args>();
@@ -26,6 +26,9 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--shard", a->shard, "Run only shard i of n (i/n, from 0/n): points i, i+n, i+2n, ...; "
                                        "combine the shards' directories with moesim merge");
   cmd->add_flag("--plot", a->plot, "Also draw plots (PNG and SVG) with gnuplot into the output directory")->needs(output);
+  cmd->add_option("--samples", a->samples,
+                  "Simulate every point at N seeds and report means with 95 % confidence intervals (error bars)")
+      ->check(CLI::Range(1, 100000));
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   cmd->add_option("--configs", a->configs, "configs/ directory (default: found from each base scenario)");
   cmd->add_option("--fidelity", a->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
@@ -34,6 +37,7 @@ void add_sweep_command(CLI::App& app) {
     const sweep::SweepSpec spec = sweep::load_sweep(a->sweep);
     sweep::SweepOptions o;
     o.jobs = a->jobs;
+    o.samples = a->samples;
     o.configs_dir = a->configs;
     o.fidelity = a->fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded;
     if (!a->shard.empty()) o.shard = sweep::parse_shard(a->shard);

@@ -5,11 +5,13 @@
 #include <array>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 
 #include "breakdown.hpp"
 #include "moesim/engine/simulate.hpp"
 #include "moesim/platform/collective.hpp"
 #include "moesim/platform/isolated_run.hpp"
+#include "moesim/workload/variation.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -56,6 +58,10 @@ class Simulation {
       for (int r = 0; r < l_.world; ++r) simulated.push_back(r);
     }
     platform_ = platform::Platform::build(topo, opt_.fidelity, simulated);
+    const workload::VariationMode mode = opt_.fidelity == platform::Fidelity::full ? workload::VariationMode::full
+                                         : opt_.sampled ? workload::VariationMode::folded_sampled
+                                                        : workload::VariationMode::folded;
+    variation_ = std::make_unique<workload::Variation>(s_, l_, prog_, mode);
     index_of_.assign(l_.world, -1);
     wake_lists();
     gpus_.resize(simulated.size());
@@ -151,7 +157,7 @@ class Simulation {
         while (!ready(g, t)) g.wake[stream_index]->wait(lock);
       }
       const double start = sg4::Engine::get_clock();
-      execute(g, t, tags[static_cast<int>(t.group)]);
+      execute(g, id, t, tags[static_cast<int>(t.group)]);
       const double end = sg4::Engine::get_clock();
       ++activities_;
       if (g.observed) g.intervals.push_back({id, start, end});
@@ -161,11 +167,12 @@ class Simulation {
     }
   }
 
-  void execute(Gpu& g, const Task& t, const std::string& tag) {
+  void execute(Gpu& g, int id, const Task& t, const std::string& tag) {
     sg4::Host* host = platform_->host(g.rank);
     switch (t.kind) {
       case TaskKind::compute: {
-        if (t.seconds > 0) sg4::this_actor::execute(t.seconds * host->get_speed());
+        const double seconds = variation_->compute_seconds(g.rank, g.pp_rank, id, t);
+        if (seconds > 0) sg4::this_actor::execute(seconds * host->get_speed());
         return;
       }
       case TaskKind::collective: {
@@ -177,7 +184,14 @@ class Simulation {
         if (t.sm_fraction > 0)
           sms = sg4::this_actor::exec_init(1e30)->set_bound(t.sm_fraction * host->get_speed());
         if (sms) sms->start();
-        platform::run_collective(*platform_, t.collective, group, t.bytes, g.rank, tag);
+        // Every member needs data from every other: no one is done before the last arrives, nor
+        // (all-to-all) before the busiest port has delivered, which every member receives a
+        // share from. The full fidelity's aggregated transfers alone couple only ring neighbours.
+        const bool full = opt_.fidelity == platform::Fidelity::full;
+        if (full) barrier(group, tag)->wait();
+        platform::run_collective(*platform_, t.collective, group, variation_->collective_bytes(g.rank, t), g.rank,
+                                 tag);
+        if (full && t.collective == platform::CollectiveKind::all_to_all) barrier(group, tag)->wait();
         if (sms) sms->cancel();
         return;
       }
@@ -193,11 +207,24 @@ class Simulation {
     }
   }
 
+  // One reusable barrier per (group, stream tag): members of a group issue its collectives in
+  // the same order on the same stream.
+  sg4::BarrierPtr barrier(const platform::Group& group, const std::string& tag) {
+    std::string key = tag;
+    key.append("/").append(std::to_string(group.ranks.front()));
+    auto it = barriers_.find(key);
+    if (it == barriers_.end())
+      it = barriers_.emplace(std::move(key), sg4::Barrier::create(static_cast<unsigned>(group.ranks.size()))).first;
+    return it->second;
+  }
+
   const Scenario& s_;
   const plan::Layout& l_;
   const workload::StepProgram& prog_;
   Options opt_;
   std::unique_ptr<platform::Platform> platform_;
+  std::unique_ptr<workload::Variation> variation_;
+  std::unordered_map<std::string, sg4::BarrierPtr> barriers_;
   std::vector<Gpu> gpus_;
   std::vector<int> index_of_;
   std::vector<std::vector<std::uint8_t>> dependents_, message_waiters_;

@@ -16,6 +16,9 @@ namespace moesim::engine {
 struct Options {
   platform::Fidelity fidelity = platform::Fidelity::folded;
   bool record_timeline = false;  // keep every task's interval of the observed ranks (for traces)
+  // Folded: take the scenario seed's own slowest GPU instead of the expected one (one sample of
+  // a --samples run); full fidelity always draws every GPU from the seed.
+  bool sampled = false;
 };
 
 // Where the time of one observed GPU went; the parts add up to the step time.

@@ -16,6 +16,7 @@ struct SweepOptions {
   std::optional<Shard> shard;          // absent: every point
   std::filesystem::path configs_dir;   // empty: found from each base scenario
   platform::Fidelity fidelity = platform::Fidelity::folded;
+  int samples = 1;                     // seeds per point (sweep/samples.hpp)
   // Called in this process as each point finishes (completion order): progress reporting.
   std::function<void(const Json& row)> on_point;
 };
@@ -24,7 +25,8 @@ struct SweepOptions {
 // The result (rows, and hence every output) does not depend on `jobs`.
 SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options);
 
-// One point in this process (it forks only for the simulation itself).
-Json run_point(const Point& p, const SweepOptions& options);
+// One point (at sample `sample`: seed + sample) in this process (it forks only for the
+// simulation itself).
+Json run_point(const Point& p, const SweepOptions& options, int sample = 0);
 
 }  // namespace moesim::sweep
