@@ -4,6 +4,7 @@
 #include <climits>
 #include <sstream>
 
+#include "command_files.hpp"
 #include "commands.hpp"
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
@@ -12,8 +13,11 @@
 #include "moesim/report/report.hpp"
 #include "moesim/report/samples.hpp"
 #include "moesim/report/trace.hpp"
+#include "moesim/sweep/from_runs.hpp"
 #include "moesim/sweep/samples.hpp"
 #include "moesim/sweep/worker_pool.hpp"
+#include "moesim/sweep/writers.hpp"
+#include "shared_options.hpp"
 
 namespace moesim::cli {
 
@@ -36,9 +40,9 @@ std::vector<int> parse_gpu_list(const std::string& text) {
   return out;
 }
 
-// The base scenario weak-scaled to each GPU count of --gpus.
-std::vector<Scenario> weak_scaling_points(const Scenario& base, const std::string& gpus) {
-  std::vector<Scenario> points;
+// The scenarios of a weak-scaling series, checked before any is simulated.
+std::vector<Scenario> series(const Scenario& base, const std::string& gpus) {
+  std::vector<Scenario> out;
   for (int n : parse_gpu_list(gpus)) {
     if (n > base.system.max_gpus)
       throw ConfigError("--gpus", "$", fmt::format("at most {} GPUs on {} (max_gpus of the system), got {}",
@@ -47,22 +51,41 @@ std::vector<Scenario> weak_scaling_points(const Scenario& base, const std::strin
     if (const long long batch = static_cast<long long>(base.training.global_batch) * n / base.gpus; batch > INT_MAX)
       throw ConfigError("--gpus", "$", fmt::format("GPU counts whose scaled global batch fits in 32 bits; {} GPUs "
                                                    "would need a global batch of {}", n, batch));
-    points.push_back(driver::scaled_to(base, n));
+    out.push_back(driver::scaled_to(base, n));
   }
-  return points;
+  return out;
 }
 
-// --samples: every point at every seed in workers, then means and intervals.
+std::string attribution_text(const std::vector<driver::AttributionStep>& steps, const std::string& format) {
+  if (format == "table") return driver::attribution_table(steps);
+  sweep::Json rows = sweep::Json::array();
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    rows.push_back({{"step", i}, {"change", steps[i].change}, {"tflops_per_gpu", steps[i].tflops_per_gpu},
+                    {"step_time_s", steps[i].step_time_s}});
+  if (format == "json") return rows.dump(2) + "\n";
+  std::vector<std::vector<std::string>> cells{{"step", "change", "tflops_per_gpu", "step_time_s"}};
+  for (const auto& row : rows) {
+    cells.emplace_back();
+    for (const auto& v : row) cells.back().push_back(sweep::plain_value(v));
+  }
+  return sweep::csv_text(cells);
+}
+
+// --samples: every point at every seed in workers, then means and 95 % intervals; the CSV and the
+// gates see the same rows a sweep with --samples would write.
 void run_samples(const std::vector<Scenario>& points, int samples, int jobs, driver::RunOptions ro,
-                 const std::string& format, const std::string& output, bool scaling) {
+                 const std::string& format, const std::string& output, bool gpu_series,
+                 const driver::Gates& gates) {
   ro.engine.sampled = true;
   std::vector<std::vector<nlohmann::json>> runs(points.size());
+  std::vector<std::vector<sweep::Json>> rows(points.size());
   std::string failure;
   sweep::run_samples_in_workers(
       static_cast<int>(points.size()), samples, jobs > 0 ? jobs : sweep::available_cores(),
       [&](int point, int k) {
-        return report::run_json(driver::run_scenario(sweep::sample_scenario(points[static_cast<std::size_t>(point)], k), ro))
-            .dump();
+        const auto r = driver::run_scenario(sweep::sample_scenario(points[static_cast<std::size_t>(point)], k), ro);
+        const sweep::Point p = sweep::series_point(point, r.scenario.gpus, gpu_series);
+        return nlohmann::json{{"run", report::run_json(r)}, {"row", sweep::result_row(p, r).dump()}}.dump();
       },
       [&](int point, std::vector<std::string>& outputs) {
         for (const std::string& out : outputs) {
@@ -70,17 +93,25 @@ void run_samples(const std::vector<Scenario>& points, int samples, int jobs, dri
             if (failure.empty()) failure = out.substr(std::string(sweep::kWorkerFailed).size());
             continue;
           }
-          runs[static_cast<std::size_t>(point)].push_back(nlohmann::json::parse(out));
+          const nlohmann::json j = nlohmann::json::parse(out);
+          runs[static_cast<std::size_t>(point)].push_back(j.at("run"));
+          rows[static_cast<std::size_t>(point)].push_back(sweep::Json::parse(j.at("row").get<std::string>()));
         }
       });
   if (!failure.empty()) throw std::runtime_error(failure);
   for (const auto& w : runs.front().front().at("warnings")) fmt::print(stderr, "warning: {}\n", w.get<std::string>());
-  const nlohmann::json summary = scaling ? report::sampled_scaling_json(runs) : report::samples_json(runs.front());
-  const std::string text = format == "json" ? summary.dump(2) + "\n"
-                           : format == "csv" ? report::samples_csv(summary)
-                           : scaling         ? report::sampled_scaling_table(summary)
-                                             : report::samples_table(summary);
+  const sweep::SweepResult result = sweep::sampled_rows_as_result(rows, points.front().name, gpu_series);
+  std::string text;
+  if (format == "csv") {
+    text = sweep::result_csv(result);
+  } else {
+    const nlohmann::json summary = gpu_series ? report::sampled_scaling_json(runs) : report::samples_json(runs.front());
+    text = format == "json" ? summary.dump(2) + "\n"
+           : gpu_series     ? report::sampled_scaling_table(summary)
+                            : report::samples_table(summary);
+  }
   emit(text, output);
+  enforce_gates(gates, sweep::gate_points(result));
 }
 
 }  // namespace
@@ -89,16 +120,19 @@ void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Simulate one training step and report throughput, breakdown and memory");
   struct Args {
     std::string scenario, format = "table", configs, output, fidelity = "folded", gpus, trace, attribute_from;
+    bool force = false, quiet = false, progress = false;
     int samples = 1, jobs = 0;
+    GateOptions gates;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("scenario", a->scenario, "Scenario JSON file")->required();
-  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--format", a->format, "Output format (csv: the columns of a sweep's sweep.csv)")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
   cmd->add_option("--configs", a->configs, "configs/ directory (default: found from the scenario)");
   cmd->add_option("-o,--output", a->output, "Write to this file instead of stdout");
   cmd->add_option("--fidelity", a->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
       ->check(CLI::IsMember({"folded", "full"}));
-  cmd->add_option("--gpus", a->gpus, "Weak scaling: comma-separated GPU counts, e.g. 256,512,1024");
+  auto* gpus = cmd->add_option("--gpus", a->gpus, "Weak scaling: comma-separated GPU counts, e.g. 256,512,1024");
   cmd->add_option("--trace", a->trace, "Also write the step as a Chrome trace-event JSON file (Perfetto)")
       ->excludes("--gpus");
   cmd->add_option("--attribute-from", a->attribute_from,
@@ -107,47 +141,69 @@ void add_run_command(CLI::App& app) {
       ->excludes("--gpus");
   cmd->add_option("--samples", a->samples,
                   "Simulate N seeds (the scenario's seed and the N-1 after it) in parallel workers and report the "
-                  "mean and its 95 % confidence interval; each seed draws its own GPU speeds (docs/method.md)")
+                  "mean and its 95 % confidence interval; each seed draws its own GPU speeds (docs/method.md). "
+                  "The gates then compare the interval's pessimistic end")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("-j,--jobs", a->jobs, "Seeds simulated at once with --samples (default: the available cores)")
       ->check(CLI::NonNegativeNumber);
+  add_gate_options(cmd, a->gates, "a point of --gpus");
+  a->gates.min_eff_opt->needs(gpus);
+  cmd->add_flag("--force", a->force, "Simulate even when the work estimate exceeds this machine's memory");
+  cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  cmd->add_flag("--progress", a->progress, "Progress on stderr even when it is not a terminal (CI logs)");
   cmd->callback([a] {
+    if (!a->attribute_from.empty() && a->gates.gates().any())
+      throw ConfigError("--attribute-from", "$", "no CI gate with --attribute-from (it reports a table of steps)");
+    if (a->samples > 1 && (!a->trace.empty() || !a->attribute_from.empty()))
+      throw ConfigError("--samples", "$", "--samples without --trace or --attribute-from (they show one seed)");
     config::LoadOptions lo;
     lo.configs_dir = a->configs;
+    CommandFiles files;
+    config::InputRecorder recorder;
     const Scenario base = config::load_scenario(a->scenario, lo);
     driver::RunOptions ro;
     ro.configs_dir = a->configs;
+    ro.force = a->force;
     ro.engine.fidelity = a->fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded;
     ro.engine.record_timeline = !a->trace.empty();
-    if (!a->attribute_from.empty()) {
-      emit(driver::attribution_table(driver::attribute(a->scenario, a->attribute_from, ro)), a->output);
-      return;
-    }
+    files.inputs_read(recorder, "the scenario");
+    files.input(driver::calibration_path(base, ro), "the kernel calibration");
+    if (!a->attribute_from.empty())
+      files.input(config::find_configs_dir(a->scenario, a->configs) / "stacks" / (a->attribute_from + ".json"),
+                  "the --attribute-from stack");
+    files.output(a->output, "--output");
+    files.output(a->trace, "--trace");
+    files.refuse_clashes();
 
-    if (a->samples > 1) {
-      if (!a->trace.empty() || !a->attribute_from.empty())
-        throw ConfigError("--samples", "$", "--samples without --trace or --attribute-from (they show one seed)");
-      std::vector<Scenario> points{base};
-      if (!a->gpus.empty()) points = weak_scaling_points(base, a->gpus);
-      run_samples(points, a->samples, a->jobs, ro, a->format, a->output, !a->gpus.empty());
+    const SimulationProgress progress(a->quiet, a->progress);
+    if (!a->attribute_from.empty()) {
+      ro.engine.on_progress = progress.hook(base.name);
+      const auto steps = driver::attribute(a->scenario, a->attribute_from, ro);
+      progress.done();
+      emit(attribution_text(steps, a->format), a->output);
       return;
     }
-    if (a->gpus.empty()) {
-      const driver::RunResult r = driver::run_scenario(base, ro);
-      for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
-      std::string text = a->format == "json" ? report::run_json(r).dump(2) + "\n"
-                         : a->format == "csv" ? report::runs_csv({r})
-                                              : report::run_table(r);
-      emit(text, a->output);
-      if (!a->trace.empty()) emit(report::trace_json(r).dump() + "\n", a->trace);
+    const std::vector<Scenario> scenarios = a->gpus.empty() ? std::vector<Scenario>{base} : series(base, a->gpus);
+    if (a->samples > 1) {
+      run_samples(scenarios, a->samples, a->jobs, ro, a->format, a->output, !a->gpus.empty(), a->gates.gates());
       return;
     }
     std::vector<driver::RunResult> points;
-    for (const Scenario& s : weak_scaling_points(base, a->gpus)) points.push_back(driver::run_scenario(s, ro));
-    std::string text = a->format == "json" ? report::scaling_json(points).dump(2) + "\n"
-                       : a->format == "csv" ? report::runs_csv(points)
-                                            : report::scaling_table(points);
+    for (const Scenario& s : scenarios) {
+      ro.engine.on_progress = progress.hook(s.name);
+      points.push_back(driver::run_scenario(s, ro));
+      progress.done();
+      for (const auto& w : points.back().warnings) fmt::print(stderr, "warning: {}\n", w);
+    }
+    const sweep::SweepResult rows = sweep::runs_as_result(points, !a->gpus.empty());
+    std::string text;
+    if (a->format == "csv") text = sweep::result_csv(rows);
+    else if (a->gpus.empty()) text = a->format == "json" ? report::run_json(points.front()).dump(2) + "\n"
+                                                         : report::run_table(points.front());
+    else text = a->format == "json" ? report::scaling_json(points).dump(2) + "\n" : report::scaling_table(points);
     emit(text, a->output);
+    if (!a->trace.empty()) emit(report::trace_json(points.front()).dump() + "\n", a->trace);
+    enforce_gates(a->gates.gates(), sweep::gate_points(rows));
   });
 }
 

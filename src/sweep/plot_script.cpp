@@ -59,14 +59,34 @@ const std::vector<Part> kParts = {
     {"bubble_s", "pipeline bubble", "#bab0ac"},
     {"optimizer_s", "optimizer", "#9c755f"}};
 
+// Whether any point carries 95 % intervals (--samples): then the lines get error bars.
+bool with_intervals(const std::vector<Series>& series) {
+  for (const Series& s : series)
+    for (const Json* row : s.rows)
+      if ((*row)["tflops_per_gpu_ci95"].is_array()) return true;
+  return false;
+}
+
 std::string series_data(const std::vector<Series>& series) {
-  std::string out = "# per series: GPUs, model TFLOP/s per GPU, scaling efficiency (%)\n";
+  const bool intervals = with_intervals(series);
+  std::string out = "# per series: GPUs, model TFLOP/s per GPU, scaling efficiency (%)";
+  out += intervals ? "; 95 % intervals: TFLOP/s low, high, efficiency low, high\n" : "\n";
+  // An interval's end, scaled; the value itself where the point has no interval.
+  const auto end = [](const Json& row, const char* key, std::size_t i, double scale) -> std::string {
+    const Json& ci = row[std::string(key) + "_ci95"];
+    const Json& v = ci.is_array() ? ci[i] : row[key];
+    return v.is_number() ? fmt::format("{}", scale * v.get<double>()) : "?";
+  };
   for (std::size_t i = 0; i < series.size(); ++i) {
     out += fmt::format("{}# {}\n", i ? "\n\n" : "", series[i].label);
     for (const Json* row : series[i].rows) {
       const Json& eff = (*row)["scaling_efficiency"];
-      out += fmt::format("{} {} {}\n", plain_value((*row)["gpu_count"]), plain_value((*row)["tflops_per_gpu"]),
+      out += fmt::format("{} {} {}", plain_value((*row)["gpu_count"]), plain_value((*row)["tflops_per_gpu"]),
                          eff.is_number() ? fmt::format("{}", 100 * eff.get<double>()) : "?");
+      if (intervals)
+        out += fmt::format(" {} {} {} {}", end(*row, "tflops_per_gpu", 0, 1), end(*row, "tflops_per_gpu", 1, 1),
+                           end(*row, "scaling_efficiency", 0, 100), end(*row, "scaling_efficiency", 1, 100));
+      out += "\n";
     }
   }
   return out;
@@ -108,11 +128,15 @@ std::string gpu_axis_commands(const std::vector<Series>& series) {
   return out;
 }
 
-std::string line_plot(const std::vector<Series>& series, int column) {
+// `column` of plot-series.dat; `low` > 0: the column of its interval's low end (high next to it).
+std::string line_plot(const std::vector<Series>& series, int column, int low) {
   std::vector<std::string> items;
-  for (std::size_t i = 0; i < series.size(); ++i)
-    items.push_back(fmt::format("{} index {} using 1:{} with linespoints linewidth 2 pointtype 7 title {}",
-                                i ? "''" : "'plot-series.dat'", i, column, quoted(series[i].label)));
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const std::string using_ = low > 0 ? fmt::format("1:{}:{}:{} with yerrorlines", column, low, low + 1)
+                                       : fmt::format("1:{} with linespoints", column);
+    items.push_back(fmt::format("{} index {} using {} linewidth 2 pointtype 7 title {}",
+                                i ? "''" : "'plot-series.dat'", i, using_, quoted(series[i].label)));
+  }
   return "plot " + fmt::format("{}", fmt::join(items, ", \\\n     ")) + "\n";
 }
 
@@ -122,17 +146,18 @@ std::string script(const SweepResult& r, const std::vector<Series>& series) {
       "set datafile missing '?'\n\n",
       quoted(r.name));
   const std::string common = "set grid\nset key below horizontal reverse Left width 2\nset title " + quoted(r.name) + "\n";
+  const bool intervals = with_intervals(series);
 
   out += both_formats("tflops_per_gpu", "reset\n" + common + gpu_axis_commands(series) +
                                             "set ylabel 'model TFLOP/s per GPU (Megatron convention)'\n"
-                                            "set yrange [0:*]\n" + line_plot(series, 2));
+                                            "set yrange [0:*]\n" + line_plot(series, 2, intervals ? 4 : 0));
   bool any_efficiency = false;
   for (const Series& s : series)
     for (const Json* row : s.rows) any_efficiency = any_efficiency || (*row)["scaling_efficiency"].is_number();
   if (any_efficiency)  // gnuplot refuses a plot whose every value is missing
     out += both_formats("scaling_efficiency", "reset\n" + common + gpu_axis_commands(series) +
                                                   "set ylabel 'scaling efficiency (%, per-GPU throughput vs. first point)'\n"
-                                                  "set offsets 0, 0, 0.5, 0.5\n" + line_plot(series, 3));
+                                                  "set offsets 0, 0, 0.5, 0.5\n" + line_plot(series, 3, intervals ? 6 : 0));
   std::vector<std::string> bars;
   for (std::size_t i = 0; i < kParts.size(); ++i)
     bars.push_back(fmt::format("{} using {}{} linecolor rgb '{}' title {}", i ? "''" : "'plot-breakdown.dat'", i + 2,
@@ -156,12 +181,13 @@ std::vector<std::string> plot_images() {
   return out;
 }
 
+std::vector<std::string> plot_file_names() { return {"plot.gp", "plot-series.dat", "plot-breakdown.dat"}; }
+
 std::vector<PlotFile> plot_files(const SweepResult& r) {
   const std::vector<Series> series = ok_series(r);
   if (series.empty()) return {};
-  return {{"plot.gp", script(r, series)},
-          {"plot-series.dat", series_data(series)},
-          {"plot-breakdown.dat", breakdown_data(series)}};
+  const std::vector<std::string> names = plot_file_names();
+  return {{names[0], script(r, series)}, {names[1], series_data(series)}, {names[2], breakdown_data(series)}};
 }
 
 }  // namespace moesim::sweep

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "moesim/config/error.hpp"
+#include "moesim/config/loader.hpp"
 #include "moesim/driver/run.hpp"
 #include "moesim/sweep/point.hpp"
 #include "moesim/sweep/samples.hpp"
@@ -26,11 +27,35 @@ Json run_point(const Point& p, const SweepOptions& options, int sample) {
   }
 }
 
+std::vector<std::filesystem::path> input_files(const SweepSpec& spec, const SweepOptions& options) {
+  config::InputRecorder recorder;
+  recorder.add(spec.file);
+  for (const Point& p : expand(spec)) {
+    if (options.shard && !options.shard->owns(p.index)) continue;
+    try {
+      const Scenario s = point_scenario(p, options.configs_dir);
+      driver::RunOptions ro;
+      ro.configs_dir = options.configs_dir.string();
+      recorder.add(driver::calibration_path(s, ro));
+    } catch (const ConfigError&) {
+    } catch (const InfeasibleError&) {
+    }
+  }
+  std::vector<std::filesystem::path> unique;
+  for (const auto& f : recorder.files())
+    if (std::find(unique.begin(), unique.end(), f) == unique.end()) unique.push_back(f);
+  return unique;
+}
+
 SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   const std::vector<Point> all = expand(spec);
   std::vector<Point> mine;
-  for (const Point& p : all)
-    if (!options.shard || options.shard->owns(p.index)) mine.push_back(p);
+  std::vector<Json> rows;  // finished earlier, then in order of index with the new ones
+  for (const Point& p : all) {
+    if (options.shard && !options.shard->owns(p.index)) continue;
+    if (const auto it = options.finished.find(p.index); it != options.finished.end()) rows.push_back(it->second);
+    else mine.push_back(p);
+  }
 
   SweepResult result = empty_result(spec, static_cast<int>(all.size()), options.shard);
   result.rows.resize(mine.size());
@@ -40,24 +65,27 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   const auto job = [&](int k, int sample) { return run_point(mine[static_cast<std::size_t>(k)], options, sample).dump(); };
   const auto done = [&](int k, std::vector<std::string>& outputs) {
     const Point& p = mine[static_cast<std::size_t>(k)];
-    std::vector<Json> rows;
+    std::vector<Json> seeds;
     for (const std::string& output : outputs) {
       if (output.rfind(kWorkerFailed, 0) == 0) {
-        rows.push_back(failed_row(p, kStatusError, output.substr(std::string(kWorkerFailed).size())));
+        seeds.push_back(failed_row(p, kStatusError, output.substr(std::string(kWorkerFailed).size())));
         continue;
       }
       try {
-        rows.push_back(Json::parse(output));
+        seeds.push_back(Json::parse(output));
       } catch (const Json::exception& e) {
-        rows.push_back(failed_row(p, kStatusError, std::string("unreadable worker result: ") + e.what()));
+        seeds.push_back(failed_row(p, kStatusError, std::string("unreadable worker result: ") + e.what()));
       }
     }
-    Json row = combined_sample_row(rows);
+    Json row = combined_sample_row(seeds);
     if (options.on_point) options.on_point(row);
     result.rows[static_cast<std::size_t>(k)] = std::move(row);
   };
   run_samples_in_workers(static_cast<int>(mine.size()), samples,
                          options.jobs > 0 ? options.jobs : available_cores(), job, done);
+  for (Json& row : rows) result.rows.push_back(std::move(row));
+  std::stable_sort(result.rows.begin(), result.rows.end(),
+                   [](const Json& a, const Json& b) { return a["index"].get<int>() < b["index"].get<int>(); });
   fill_scaling_efficiency(result);
   return result;
 }

@@ -45,8 +45,8 @@ double expected_max_standard_normal(int n) {
 }
 
 double expected_slowest_factor(const SlowestQuery& q) {
-  if (q.world < 1 || q.group < 1 || q.group > q.world || q.stages < 1 || q.stage_rank < 0 || q.stage_rank >= q.stages)
-    throw std::invalid_argument("expected_slowest_factor: 1 <= group <= world, 0 <= stage_rank < stages");
+  if (q.world < 1 || q.group < 1 || q.group > q.world)
+    throw std::invalid_argument("expected_slowest_factor: 1 <= group <= world");
   const double s = q.persistent_cv, c = q.fresh_cv;
   if (s <= 0 && c <= 0) return 1;
   // (1 + s a)(1 + c b) - 1 is s a + c b to first order; its parts are written that way below.
@@ -56,20 +56,11 @@ double expected_slowest_factor(const SlowestQuery& q) {
   const double step = 2 * kSpan / kSteps;
 
   // (1) The group of the stage's slowest GPU decides. That GPU's stretch is s A + c b with A the
-  // stage's maximum. Expected run: a stage's maximum is that of the GPUs outside its group's
-  // other members (so that the stage counts `world` draws), and A is the stage_rank-th largest
-  // of `stages` such maxima; the peers are unconditioned, N(0, peer_sd). Sampled run: A is known
-  // and the peers' persistent draws lie below it.
+  // stage's maximum. Expected run: A is the maximum of the GPUs outside its group's other members
+  // (so that the stage counts `world` draws), and the peers are unconditioned, N(0, peer_sd).
+  // Sampled run: A is known and the peers' persistent draws lie below it.
   const double outside = static_cast<double>(q.world - q.group + 1);
-  const auto order_cdf = [&](double a) {  // P(A <= a): at most stage_rank stage maxima above a
-    const double g = cdf_pow(a, outside);
-    double p = 0, choose = 1;
-    for (int j = 0; j <= q.stage_rank; ++j) {
-      p += choose * std::pow(1 - g, j) * std::pow(g, q.stages - j);
-      choose = choose * (q.stages - j) / (j + 1);
-    }
-    return std::min(1.0, p);
-  };
+  const auto order_cdf = [&](double a) { return cdf_pow(a, outside); };  // P(A <= a)
   const auto slowest_cdf = [&](double x) -> double {
     if (q.slowest_z) return c <= 0 ? (x >= s * *q.slowest_z ? 1.0 : 0.0) : cdf((x - s * *q.slowest_z) / c);
     if (s <= 0) return cdf(x / c);
@@ -93,7 +84,7 @@ double expected_slowest_factor(const SlowestQuery& q) {
     }
     return std::min(1.0, sum * h / cdf(top));
   };
-  const double top = q.slowest_z ? s * std::max(*q.slowest_z, 0.0) : s * max_upper_bound(outside * q.stages);
+  const double top = q.slowest_z ? s * std::max(*q.slowest_z, 0.0) : s * max_upper_bound(outside);
   const double lo = -kSpan * peer_sd, hi = top + kSpan * peer_sd;
   const double slowest_group = mean_from_cdf(lo, hi, 1200, [&](double x) {
     return slowest_cdf(x) * (peers > 0 ? std::pow(peer_cdf(x), peers) : 1.0);
@@ -107,8 +98,7 @@ double expected_slowest_factor(const SlowestQuery& q) {
   // of the truth where the other applies; the larger is taken.
   const int groups = q.world / q.group;
   const double every_group = peer_sd * expected_max_standard_normal(q.group) +
-                             s / std::sqrt(static_cast<double>(q.group)) *
-                                 expected_max_standard_normal(std::max(groups * (q.stages - q.stage_rank), 1));
+                             s / std::sqrt(static_cast<double>(q.group)) * expected_max_standard_normal(std::max(groups, 1));
   return 1 + std::max(slowest_group, every_group);
 }
 

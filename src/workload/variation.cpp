@@ -51,22 +51,12 @@ Variation::Variation(const Scenario& s, const plan::Layout& l, const StepProgram
 // For every compute task: the size of the group waiting at the collective that ends its stretch
 // of the pass (the next collective of the same micro-batch, chunk and phase), and the expected
 // slowest-member factor over it. The persistent speed of a pipeline stage is its slowest GPU's
-// (its pipelines wait for each other at the step's end): the stages' slowest GPUs, ranked, go to
-// the stages ranked by their compute, the slowest to the stage that bounds the pipeline. A
-// sampled run takes each stage's own slowest draw.
+// (its pipelines wait for each other at the step's end): the expected slowest of the stage's
+// world / pp GPUs, or in a sampled run the slowest of its own draws. (Giving the slowest GPU of
+// the whole job to the stage that bounds the pipeline overestimates: the seeds' mean shows that
+// the slow GPU, on a stage with slack half of the time, costs less.)
 void Variation::prepare_folded(const StepProgram& program) {
   const int stages = static_cast<int>(program.stages.size());
-  std::vector<double> compute(static_cast<std::size_t>(stages), 0.0);
-  for (int p = 0; p < stages; ++p)
-    for (const Task& t : program.stages[static_cast<std::size_t>(p)].tasks)
-      if (t.kind == TaskKind::compute) compute[static_cast<std::size_t>(p)] += t.seconds;
-  std::vector<int> by_compute(static_cast<std::size_t>(stages));
-  for (int p = 0; p < stages; ++p) by_compute[static_cast<std::size_t>(p)] = p;
-  std::stable_sort(by_compute.begin(), by_compute.end(), [&](int a, int b) {
-    return compute[static_cast<std::size_t>(a)] > compute[static_cast<std::size_t>(b)];
-  });
-  std::vector<int> stage_rank(static_cast<std::size_t>(stages));
-  for (int k = 0; k < stages; ++k) stage_rank[static_cast<std::size_t>(by_compute[static_cast<std::size_t>(k)])] = k;
   std::vector<double> slowest_z(static_cast<std::size_t>(stages), -1e300);
   if (mode_ == VariationMode::folded_sampled)
     for (int r = 0; r < l_.world; ++r) {
@@ -119,8 +109,6 @@ void Variation::prepare_folded(const StepProgram& program) {
     }
     SlowestQuery q;
     q.world = stage_gpus(l_);
-    q.stages = stages;
-    q.stage_rank = stage_rank[static_cast<std::size_t>(p)];
     q.persistent_cv = v_.gpu_speed_cv;
     if (mode_ == VariationMode::folded_sampled) q.slowest_z = slowest_z[static_cast<std::size_t>(p)];
     const double persistent = expected_slowest_factor(q);  // the stage's slowest GPU alone

@@ -18,10 +18,22 @@ struct ValidationRow {
   RunResult result;
 };
 
+// The record layout's scaling with one variability setting (what each source contributes).
+struct ScalingVariant {
+  std::string label;
+  VariabilitySpec variability;
+  bool force_balanced_routing = true;
+  double step_time_s = 0;      // at from_gpus
+  double efficiency_mid = 0;   // at 2 x from_gpus
+  double efficiency = 0;       // at to_gpus
+};
+
 struct ScalingCheck {
   int from_gpus = 0, to_gpus = 0;
   double efficiency = 0;       // per-GPU throughput at to_gpus / at from_gpus
   double published = 0.985;    // Megatron-Core, seeds
+  double published_others = 0.97;  // TorchTitan and JAX, seeds (stacks not modelled)
+  std::vector<ScalingVariant> sensitivity;  // the default first
 };
 
 struct Validation {
@@ -30,9 +42,17 @@ struct Validation {
   ScalingCheck scaling;                     // record layout 256 -> 1,024 GPUs
 };
 
+// The *.json files of `published_dir`, sorted by name.
+std::vector<std::filesystem::path> published_scenarios(const std::filesystem::path& published_dir);
+
 // Runs every *.json in `published_dir`; the scaling check weak-scales `record_scenario`.
 Validation validate(const std::filesystem::path& published_dir,
                     const std::filesystem::path& record_scenario, const RunOptions& options);
+
+// What fails `moesim validate` (exit 1): one line per row outside its tolerance. Empty when the
+// validation passes. The one place that decides it (the history's order and the scaling are
+// reported, not gated).
+std::vector<std::string> validation_failures(const Validation& v);
 
 // docs/validation.md: the table, the known gaps and where the record step's time goes.
 std::string validation_markdown(const Validation& v);

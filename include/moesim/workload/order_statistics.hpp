@@ -13,14 +13,11 @@ double expected_max_standard_normal(int n);
 // How one synchronised stretch of work is spread over the GPUs of a job.
 struct SlowestQuery {
   int world = 1;             // GPUs of the pipeline stage running the stretch (all its pipelines)
-  int stages = 1;            // pipeline stages, each with `world` GPUs and its own slowest GPU
-  int stage_rank = 0;        // 0: this stage gets the slowest of the stages' slowest GPUs, 1: the
-                             // second slowest, ... (the stage bounding the pipeline gets 0)
   int group = 1;             // GPUs that wait for each other at the end of the stretch
   double persistent_cv = 0;  // per-GPU speed spread, the same for the whole step
   double fresh_cv = 0;       // spread drawn anew for every stretch (kernel jitter, routed tokens)
   // The stage's slowest GPU speed in standard deviations, when a sampled run knows it; absent:
-  // its distribution (the stage_rank-th largest of `stages` maxima of `world` normals).
+  // its distribution (the maximum of `world` standard normals).
   std::optional<double> slowest_z;
 };
 
