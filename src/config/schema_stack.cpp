@@ -83,6 +83,9 @@ void describe_recipe(Reader& r, RecipeSpec& s) {
            s.capacity_factor);
   r.rule("capacity_factor", s.capacity_factor == 0 || s.capacity_factor >= 1,
          "0 (dropless) or at least 1 (an expert accepts at least its mean load)");
+  r.choice(key("main_grad_dtype", "type of the data-parallel gradient buffer, accumulated and reduced in it "
+                                  "(Megatron: fp32 unless --grad-reduce-in-bf16)").optional(),
+           s.main_grad_dtype, {"fp32", "bf16"});
 
   const bool full = contains(s.recompute, "full");
   r.rule("recompute", !full || s.recompute.size() == 1, "\"full\" recomputes everything: list it alone");
