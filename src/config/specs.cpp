@@ -35,4 +35,9 @@ std::vector<std::pair<std::string, bool>> RecipeSpec::switches() const {
           {"force_balanced_routing", force_balanced_routing}};
 }
 
+const std::vector<std::string>& pipeline_schedule_names() {
+  static const std::vector<std::string> names = {"1f1b", "zb-h1", "zb-v", "dualpipe", "dualpipev"};
+  return names;
+}
+
 }  // namespace moesim
