@@ -15,6 +15,8 @@ void describe_recipe(Reader& r, RecipeSpec& recipe);     // a stack's "recipe", 
 // supports; `where` prefixes the keys the errors point at ("" inside the recipe object).
 void check_recipe_supported(Reader& r, const std::string& where, const RecipeSpec& recipe, const StackSpec& stack);
 void describe_scenario(Reader& r, Scenario& scenario);   // scenarios/<name>.json
+// A system's "variability" (GPU keys only) or a scenario's (every key).
+void describe_variability(Reader& r, VariabilitySpec& v, bool with_routing);
 
 // The "sources" key every config file carries.
 inline Key sources_key() {

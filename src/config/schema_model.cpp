@@ -47,6 +47,13 @@ void describe_moe(Reader& r, MoeSpec& m) {
             m.first_dense_layers);
   r.integer(key("moe_layer_freq", "every k-th layer after the dense ones is MoE").optional().at_least(1),
             m.moe_layer_freq);
+  r.number(key("expert_load_sigma", "without forced balance: log-normal sigma of an expert's share of the routed "
+                                    "tokens per step and layer under the model's own load balancing (0: equal "
+                                    "shares, only the sampling of each micro-batch's tokens differs)")
+               .optional()
+               .at_least(0)
+               .at_most(2),
+           m.expert_load_sigma);
 
   const bool moe = m.experts > 0;
   r.rule("top_k", !moe || (m.top_k >= 1 && m.top_k <= m.experts), "with experts: 1 <= top_k <= experts",

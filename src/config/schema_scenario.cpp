@@ -92,6 +92,15 @@ void describe_scenario(Reader& r, Scenario& s) {
   check_recipe_supported(r, "recipe", s.recipe, s.stack);
   r.object(key("training", "batch, sequence and precision"), [&](Reader& x) { describe_training(x, s.training); });
   r.object(key("layout", "the parallel layout"), [&](Reader& x) { describe_layout(x, s.layout); });
+  s.variability = s.system.variability;
+  s.variability.expert_load_sigma = s.model.moe.expert_load_sigma;
+  r.object(key("variability", "how much GPUs, kernels and expert loads differ, key by key over the system's "
+                              "variability and the model's expert_load_sigma; absent = those defaults")
+               .optional(),
+           [&](Reader& x) { describe_variability(x, s.variability, true); });
+  r.integer(key("seed", "seed of every random draw (GPU speeds, kernel jitter, expert loads): the same seed gives "
+                        "the same step").optional().at_least(0),
+            s.seed);
   Published published;
   if (r.object(key("published", "a measured result this scenario reproduces; absent = none").optional(),
                [&](Reader& x) { describe_published(x, published); }))

@@ -86,6 +86,18 @@ void describe_recipe(Reader& r, RecipeSpec& s) {
             s.overlap_param_gather);
   r.choice(key("adam_moment_dtype", "storage type of Adam's two moments").optional(), s.adam_moment_dtype,
            {"fp32", "bf16"});
+  r.boolean(key("force_balanced_routing", "every EP rank receives exactly the mean number of routed tokens "
+                                          "(moe_router_force_load_balancing, the benchmarks' setting)")
+                .optional(),
+            s.force_balanced_routing);
+  r.number(key("capacity_factor", "tokens an expert accepts, as a multiple of its mean load; the rest are dropped "
+                                  "(moe_expert_capacity_factor); 0 = dropless")
+               .optional()
+               .at_least(0)
+               .at_most(64),
+           s.capacity_factor);
+  r.rule("capacity_factor", s.capacity_factor == 0 || s.capacity_factor >= 1,
+         "0 (dropless) or at least 1 (an expert accepts at least its mean load)");
   r.choice(key("main_grad_dtype", "type of the data-parallel gradient buffer, accumulated and reduced in it "
                                   "(Megatron: fp32 unless --grad-reduce-in-bf16)").optional(),
            s.main_grad_dtype, {"fp32", "bf16"});

@@ -18,6 +18,29 @@ void describe_fabric(Reader& r, FabricSpec& f) {
 
 }  // namespace
 
+void describe_variability(Reader& r, VariabilitySpec& v, bool with_routing) {
+  r.number(key("gpu_speed_cv", "spread of GPU speed: each GPU's kernels take N(1, cv) times their nominal time for "
+                               "the whole step (coefficient of variation; 0 = identical GPUs)")
+               .optional()
+               .at_least(0)
+               .at_most(0.2),
+           v.gpu_speed_cv);
+  r.number(key("kernel_jitter_cv", "spread of each kernel's time on top of its GPU's speed, drawn independently per "
+                                   "kernel (coefficient of variation; 0 = none)")
+               .optional()
+               .at_least(0)
+               .at_most(0.2),
+           v.kernel_jitter_cv);
+  if (with_routing)
+    r.number(key("expert_load_sigma", "unless the recipe forces balanced routing: log-normal sigma of an expert's share "
+                                      "of the routed tokens per step and layer (default: the model's "
+                                      "moe.expert_load_sigma); hot experts = a larger sigma")
+                 .optional()
+                 .at_least(0)
+                 .at_most(2),
+             v.expert_load_sigma);
+}
+
 void describe_system(Reader& r, SystemSpec& s) {
   r.text(key("name", "display name, e.g. \"GB300 NVL72\""), s.name);
   r.reference(key("gpu", "the GPU: a name in configs/hardware/, or {\"base\": <name>, ...overrides}"), "hardware",
@@ -38,6 +61,10 @@ void describe_system(Reader& r, SystemSpec& s) {
   r.object(key("fabric", "the scale-out network"), [&](Reader& f) { describe_fabric(f, s.fabric); });
   r.integer(key("max_gpus", "largest cluster this file describes (scenarios may use up to this many GPUs)").at_least(1),
             s.max_gpus);
+  r.object(key("variability", "how much its GPUs and kernels differ in speed (the defaults of a scenario's "
+                              "\"variability\"); absent = identical GPUs")
+               .optional(),
+           [&](Reader& v) { describe_variability(v, s.variability, false); });
   r.sources(sources_key(), s.sources);
 }
 

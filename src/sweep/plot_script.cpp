@@ -56,14 +56,34 @@ const std::vector<Part> kParts = {
 
 bool fits(const Json& row) { return !row["fits_in_memory"].is_boolean() || row["fits_in_memory"].get<bool>(); }
 
+// Whether any point carries 95 % intervals (--samples): then the lines get error bars.
+bool with_intervals(const std::vector<Series>& series) {
+  for (const Series& s : series)
+    for (const Json* row : s.rows)
+      if ((*row)["tflops_per_gpu_ci95"].is_array()) return true;
+  return false;
+}
+
 std::string series_data(const std::vector<Series>& series) {
-  std::string out = "# per series: GPUs, model TFLOP/s per GPU, scaling efficiency (%), fits in memory (1/0)\n";
+  const bool intervals = with_intervals(series);
+  std::string out = "# per series: GPUs, model TFLOP/s per GPU, scaling efficiency (%), fits in memory (1/0)";
+  out += intervals ? "; 95 % intervals: TFLOP/s low, high, efficiency low, high\n" : "\n";
+  // An interval's end, scaled; the value itself where the point has no interval.
+  const auto end = [](const Json& row, const char* key, std::size_t i, double scale) -> std::string {
+    const Json& ci = row[std::string(key) + "_ci95"];
+    const Json& v = ci.is_array() ? ci[i] : row[key];
+    return v.is_number() ? fmt::format("{}", scale * v.get<double>()) : "?";
+  };
   for (std::size_t i = 0; i < series.size(); ++i) {
     out += fmt::format("{}# {}\n", i ? "\n\n" : "", series[i].label);
     for (const Json* row : series[i].rows) {
       const Json& eff = (*row)["scaling_efficiency"];
-      out += fmt::format("{} {} {} {}\n", plain_value((*row)["gpu_count"]), plain_value((*row)["tflops_per_gpu"]),
+      out += fmt::format("{} {} {} {}", plain_value((*row)["gpu_count"]), plain_value((*row)["tflops_per_gpu"]),
                          eff.is_number() ? fmt::format("{}", 100 * eff.get<double>()) : "?", fits(*row) ? 1 : 0);
+      if (intervals)
+        out += fmt::format(" {} {} {} {}", end(*row, "tflops_per_gpu", 0, 1), end(*row, "tflops_per_gpu", 1, 1),
+                           end(*row, "scaling_efficiency", 0, 100), end(*row, "scaling_efficiency", 1, 100));
+      out += "\n";
     }
   }
   return out;
@@ -97,16 +117,20 @@ std::string gpu_axis_commands(const std::vector<Series>& series) {
   return out;
 }
 
-// One line per series; points that fit in memory filled, the others hollow (a layout that
-// would run out of memory is simulated, but is no result to plan with), with a legend entry.
-std::string line_plot(const std::vector<Series>& series, int column) {
+// One line per series (with error bars when the points carry 95 % intervals: `low` > 0 is the
+// column of the interval's low end, the high end next to it); points that fit in memory filled,
+// the others hollow (a layout that would run out of memory is simulated, but is no result to
+// plan with), with a legend entry.
+std::string line_plot(const std::vector<Series>& series, int column, int low) {
   std::vector<std::string> items;
   bool any_unfit = false;
   for (std::size_t i = 0; i < series.size(); ++i) {
     const std::string data = i ? "''" : "'plot-series.dat'";
     const std::size_t colour = i + 1;
-    items.push_back(fmt::format("{} index {} using 1:{} with lines linewidth 2 linecolor {} title {}", data, i,
-                                column, colour, batch::gnuplot_quoted(series[i].label)));
+    const std::string using_ = low > 0 ? fmt::format("1:{}:{}:{} with yerrorlines pointsize 0", column, low, low + 1)
+                                       : fmt::format("1:{} with lines", column);
+    items.push_back(fmt::format("{} index {} using {} linewidth 2 linecolor {} title {}", data, i, using_, colour,
+                                batch::gnuplot_quoted(series[i].label)));
     items.push_back(fmt::format("'' index {} using 1:($4 == 1 ? ${} : NaN) with points pointtype 7 pointsize 1.2 "
                                 "linecolor {} notitle", i, column, colour));
     items.push_back(fmt::format("'' index {} using 1:($4 == 0 ? ${} : NaN) with points pointtype 6 pointsize 1.6 "
@@ -138,17 +162,18 @@ std::string script(const SweepResult& r, const std::vector<Series>& series) {
       "set datafile missing '?'\n\n",
       batch::gnuplot_quoted(r.name));
   const std::string common = "set grid\nset key below horizontal reverse Left width 2\nset title " + batch::gnuplot_quoted(r.name) + "\n";
+  const bool intervals = with_intervals(series);
 
   out += batch::png_and_svg("tflops_per_gpu", "reset\n" + common + gpu_axis_commands(series) +
                                             "set ylabel 'model TFLOP/s per GPU (Megatron convention)'\n"
-                                            "set yrange [0:*]\n" + line_plot(series, 2));
+                                            "set yrange [0:*]\n" + line_plot(series, 2, intervals ? 5 : 0));
   bool any_efficiency = false;
   for (const Series& s : series)
     for (const Json* row : s.rows) any_efficiency = any_efficiency || (*row)["scaling_efficiency"].is_number();
   if (any_efficiency)  // gnuplot refuses a plot whose every value is missing
     out += batch::png_and_svg("scaling_efficiency", "reset\n" + common + gpu_axis_commands(series) +
                                                   "set ylabel 'scaling efficiency (%, per-GPU throughput vs. first point)'\n" +
-                                                  efficiency_range(series) + line_plot(series, 3));
+                                                  efficiency_range(series) + line_plot(series, 3, intervals ? 7 : 0));
   std::vector<std::string> bars;
   for (std::size_t i = 0; i < kParts.size(); ++i)
     bars.push_back(fmt::format("{} using {}{} linecolor rgb '{}' title {}", i ? "''" : "'plot-breakdown.dat'", i + 2,

@@ -26,6 +26,8 @@ struct PassItem {
   Activity activity = Activity::compute;
   double bytes = 0;
   std::string label;
+  int layer = -1;        // MoE layer of an expert segment or EP collective
+  bool routed = false;   // compute on the tokens routed to this GPU's experts
 };
 
 // What the step builder and the step estimate both need beyond the passes (step_builder.cpp).
@@ -58,8 +60,12 @@ class PassLowering {
   void compute(std::vector<PassItem>& out, const model::Section& sec, bool forward,
                const std::string& label, cost::GradPart part = cost::GradPart::all,
                bool beside = false) const;
+  // The experts of MoE layer `layer`: compute on the tokens routed to this GPU, kept apart.
+  void experts(std::vector<PassItem>& out, const model::Section& sec, bool forward, int layer,
+               const std::string& label, cost::GradPart part = cost::GradPart::all,
+               bool beside = false) const;
   void comm(std::vector<PassItem>& out, platform::CollectiveKind kind, GroupRole group,
-            Activity activity, double bytes, const std::string& label) const;
+            Activity activity, double bytes, const std::string& label, int layer = -1) const;
 
   const Scenario& s_;
   const plan::Layout& l_;

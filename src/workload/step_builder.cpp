@@ -208,6 +208,8 @@ class StepEmitter {
     t.model_flop = item.cost.model_flop;
     t.kernels = item.cost.kernels;
     t.recompute_seconds = item.cost.recompute_seconds;
+    t.layer = static_cast<std::int16_t>(item.layer);
+    t.routed = item.routed;
     return t;
   }
 
@@ -237,6 +239,7 @@ class StepEmitter {
       t.collective = item.collective;
       t.group = item.group;
       t.bytes = item.bytes;
+      t.layer = static_cast<std::int16_t>(item.layer);
       if (item.group == GroupRole::ep && s_.system.gpu.sm_count > 0)
         t.sm_fraction = static_cast<double>(s_.recipe.dispatcher_sms) / s_.system.gpu.sm_count;
       if (c.last_task >= 0) t.deps.push_back(c.last_task);

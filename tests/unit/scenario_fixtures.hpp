@@ -51,11 +51,13 @@ inline Scenario uniform_dense(int pp, int microbatches, int vpp = 1, int layers_
   s.layout.pipeline_layout = layout + "L";
   s.stack = config::load_stack("megatron-core-baseline", configs_dir());
   s.recipe = s.stack.recipe;
+  s.variability = VariabilitySpec{};  // identical GPUs: the textbook formulas assume them
   s.published.reset();
   return s;
 }
 
-// DeepSeek-V3 cut to a few layers on 64 GB300 GPUs: EP inside one rack, DP across two.
+// DeepSeek-V3 cut to a few layers on 64 GB300 GPUs: EP inside one rack, DP across two. With the
+// system's default variability (identical_gpus() takes it away).
 inline Scenario small_moe(int layers = 4) {
   Scenario s = record_gb300();
   s.name = "small MoE";
@@ -70,6 +72,13 @@ inline Scenario small_moe(int layers = 4) {
   s.layout.gpus_per_domain = 32;
   s.layout.pipeline_layout = "";
   s.published.reset();
+  return s;
+}
+
+// The same scenario with identical GPUs and balanced routing: every rank of a role the same.
+inline Scenario identical_gpus(Scenario s) {
+  s.variability = VariabilitySpec{};
+  s.recipe.force_balanced_routing = true;
   return s;
 }
 

@@ -17,12 +17,13 @@ void free_network(Scenario& s) { s = test::without_network_cost(s); }
 }  // namespace
 
 TEST_CASE("A 1-stage, 1-micro-batch step is the sum of its parts", "[engine]") {
-  Scenario s = test::small_moe(4);
+  Scenario s = test::identical_gpus(test::small_moe(4));
   s.layout.pp = 1;
   s.gpus = 32;  // one EP group, dp 32, edp 1
   s.training.global_batch = 32;
   s.stack = config::load_stack("megatron-core-baseline", test::configs_dir());  // nothing overlaps
   s.recipe = s.stack.recipe;
+  s.recipe.force_balanced_routing = true;
   const plan::Layout l = plan::make_layout(s);
   REQUIRE(l.microbatches == 1);
   const auto cal = cost::load_calibration(test::configs_dir() / "calibration" / "h200-kernels.json");
@@ -97,8 +98,8 @@ TEST_CASE("Turning overlap off never makes a step faster", "[engine]") {
   }
 }
 
-TEST_CASE("Folded and full fidelity agree on 64 GPUs", "[engine]") {
-  Scenario s = test::small_moe(4);
+TEST_CASE("Folded and full fidelity agree on 64 identical GPUs", "[engine]") {
+  Scenario s = test::identical_gpus(test::small_moe(4));
   s.recipe.ep_overlap = true;
   const auto folded = run(s, platform::Fidelity::folded);
   const auto full = run(s, platform::Fidelity::full);
