@@ -118,19 +118,29 @@ TEST_CASE("validate exits 1 when a run is outside its tolerance, 0 when all are 
   json s = json::parse(slurp(test::source_dir() / "scenarios" / "published" / "gb300-mxfp8-2606.json"));
   const std::string file = (published / "run.json").string();
   std::ofstream(file) << s.dump(2);
+  // A folder of other published runs: no fitted-parameter registry, no gap experiments.
   const std::vector<std::string> args = {"validate", "--scenarios", published.string(), "--configs",
-                                         (test::source_dir() / "configs").string()};
-  const test::CliResult inside = run_cli(args, tree.root());
-  INFO(inside.err);
-  CHECK(inside.code == 0);
-  CHECK_THAT(inside.out, Contains("gb300-mxfp8-2606"));
-
+                                         (test::source_dir() / "configs").string(), "--fitted", "", "--experiments", ""};
   s["published"]["tflops_per_gpu"] = 3000.0;  // no simulation of this run comes near
   std::ofstream(file) << s.dump(2);
   const test::CliResult outside = run_cli(args, tree.root());
   CHECK(outside.code == 1);
   CHECK_THAT(outside.out, Contains("OUTSIDE"));
   CHECK_THAT(outside.err, Contains("validation failed: gb300-mxfp8-2606") && Contains("is outside +-5 %"));
+
+  // The same run with the figure set to what moesim simulates (read back from the failure line)
+  // is inside the tolerance: validate exits 0.
+  const std::string marker = "gb300-mxfp8-2606: ";
+  const std::size_t at = outside.err.find(marker);
+  REQUIRE(at != std::string::npos);
+  const double simulated = std::stod(outside.err.substr(at + marker.size()));
+  REQUIRE(simulated > 0);
+  s["published"]["tflops_per_gpu"] = simulated;
+  std::ofstream(file) << s.dump(2);
+  const test::CliResult inside = run_cli(args, tree.root());
+  INFO(inside.err);
+  CHECK(inside.code == 0);
+  CHECK_THAT(inside.out, Contains("gb300-mxfp8-2606") && Contains("ok"));
 }
 
 TEST_CASE("run --format csv has sweep.csv's columns and RFC 4180 quoting", "[ci-gates][formats]") {
@@ -159,7 +169,11 @@ TEST_CASE("run --format csv has sweep.csv's columns and RFC 4180 quoting", "[ci-
   const auto series_rows = read_csv(series.out);
   REQUIRE(series_rows.size() == 3);
   CHECK(series_rows[0] == sweep::row_columns({"gpus"}));
-  CHECK(series_rows[1].back() == "1");  // the series' first point is its efficiency reference
+  const std::vector<std::string> series_columns = sweep::row_columns({"gpus"});
+  const auto efficiency = static_cast<std::size_t>(
+      std::find(series_columns.begin(), series_columns.end(), "scaling_efficiency") - series_columns.begin());
+  REQUIRE(efficiency < series_rows[1].size());
+  CHECK(series_rows[1][efficiency] == "1");  // the series' first point is its efficiency reference
 }
 
 TEST_CASE("Attribution honours --format", "[ci-gates][formats]") {

@@ -61,9 +61,10 @@ const cost::KernelCalibration& calibration() {
 
 TEST_CASE("task_counts is the size of the program build_step builds", "[resources]") {
   json dense = record_json();
-  dense["recipe"] = {{"ep_overlap", false}};
+  dense["recipe"] = {{"ep_overlap", false}, {"delay_wgrad", false}};  // Megatron: no delayed wgrad without EP overlap
   json vpp1 = record_json();
   vpp1["layout"]["vpp"] = 1;
+  vpp1["recipe"] = {{"ep_overlap", false}, {"delay_wgrad", false}};  // Megatron: EP overlap needs vpp > 1
   json pp4 = record_json();
   pp4["layout"]["pp"] = 4;
   pp4["layout"]["vpp"] = 2;

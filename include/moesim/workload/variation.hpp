@@ -1,6 +1,6 @@
 #pragma once
-// Variability and expert load imbalance, applied to a step program by the engine (DESIGN.md §2;
-// docs/method.md, "Variability and expert load"). The program stays the balanced, nominal one;
+// Variability and expert load imbalance, applied to a step program by the engine
+// (docs/method.md, "Variability and expert load"). The program stays the balanced, nominal one;
 // this says how long each compute task takes and how many bytes each EP collective moves on a
 // given GPU:
 //  - full fidelity: every GPU has its own persistent speed, every compute task its jitter,
