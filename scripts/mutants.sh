@@ -14,9 +14,9 @@ jobs=${MUTANTS_JOBS:-2}
 start=$(date +%s)
 
 mutants=$(cat <<'EOF'
-src/workload/step_builder.cpp @@ s_.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kFp32Bytes; @@ s_.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kBf16Bytes; @@ [bytes]
+src/workload/step_builder.cpp @@ s.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kFp32Bytes; @@ s.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kBf16Bytes; @@ [bytes]
 src/workload/step_builder.cpp @@ ? 1.0 : kBf16Bytes; @@ ? 1.0 : kFp32Bytes; @@ [bytes]
-src/workload/step_builder.cpp @@ s_.training.seq_len / l_.cp / l_.tp * @@ s_.training.seq_len / l_.cp * @@ [bytes]
+src/workload/step_builder.cpp @@ s.training.seq_len / l.cp / l.tp * @@ s.training.seq_len / l.cp * @@ [bytes]
 src/model/ops.cpp @@ ep_dispatch_bytes_per_peer = routed_tokens * copies @@ ep_dispatch_bytes_per_peer = 2 * routed_tokens * copies @@ [bytes]
 src/model/ops.cpp @@ routed_tokens * copies * h * kBf16Bytes / s.ep; @@ routed_tokens * copies * h * dispatch_elem_bytes / s.ep; @@ [bytes]
 src/model/ops.cpp @@ p.comm.tp_gather_bytes = T * h * kBf16Bytes; @@ p.comm.tp_gather_bytes = T / s.tp * h * kBf16Bytes; @@ [bytes]
