@@ -56,7 +56,7 @@ void add_ops_command(CLI::App& app) {
     lo.configs_dir = *configs;
     const Scenario s = config::load_scenario(*scenario, lo);
     const auto dir = configs->empty() ? config::find_configs_dir(s.file) : std::filesystem::path(*configs);
-    const cost::KernelCalibration cal = cost::load_calibration(dir / "calibration" / "h200-kernels.json");
+    const cost::KernelCalibration cal = cost::load_calibration(cost::default_calibration_file(dir));
     const model::Shard shard = model::shard_for(s);
     const model::LayerProgram moe = model::layer_program(s.model, shard, true);
     const model::LayerProgram dense = model::layer_program(s.model, shard, false);

@@ -25,7 +25,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   if (cal.empty()) {
     const auto dir = options.configs_dir.empty() ? config::find_configs_dir(s.file)
                                                  : std::filesystem::path(options.configs_dir);
-    cal = dir / "calibration" / "h200-kernels.json";
+    cal = cost::default_calibration_file(dir);
   }
   const cost::KernelCalibration calibration = cost::load_calibration(cal);
   const workload::StepProgram program = workload::build_step(s, r.layout, calibration);

@@ -263,7 +263,7 @@ class StepEmitter {
     opt.activity = Activity::optimizer;
     opt.phase = Phase::step;
     opt.label = "optimizer step (distributed Adam)";
-    opt.gpu_seconds = bytes / (s_.system.gpu.hbm_bytes_per_s * cal_.copy_bw_efficiency);
+    opt.gpu_seconds = bytes / (s_.system.gpu.hbm_bytes_per_s * cal_.of(s_.system.gpu).copy_hbm_efficiency);
     // Multi-tensor Adam launches a few kernels per parameter group of each layer.
     opt.kernels = 4 * (l_.stage(r_, 0).layers + 1) * l_.vpp;
     // The optimizer runs outside any CUDA graph but the full-iteration one.

@@ -167,7 +167,7 @@ TEST_CASE("missing or unreadable inputs are invalid input (exit 2)", "[bad-input
     const CliResult r = run_cli({"run", record.string(), "--configs", tree.configs().string(), "-o", target},
                                 tree.root());
     CHECK(r.code == 2);
-    CHECK_THAT(r.err, Contains("calibration/h200-kernels.json: $: an existing, readable JSON file"));
+    CHECK_THAT(r.err, Contains("calibration/kernels.json: $: an existing, readable JSON file"));
   }
   SECTION("no subcommand") {
     const CliResult r = run_cli({}, tree.root());

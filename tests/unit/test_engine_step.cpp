@@ -36,7 +36,7 @@ TEST_CASE("A 1-stage, 1-micro-batch step is the sum of its parts", "[engine]") {
   s.stack = config::load_stack("megatron-core-baseline", test::configs_dir());  // nothing overlaps
   const plan::Layout l = plan::make_layout(s);
   REQUIRE(l.microbatches == 1);
-  const auto cal = cost::load_calibration(test::configs_dir() / "calibration" / "h200-kernels.json");
+  const auto cal = cost::load_calibration(cost::default_calibration_file(test::configs_dir()));
   const workload::StepProgram prog = workload::build_step(s, l, cal);
   const platform::Topology topo = platform::make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision);
   // Without EP, wgrad or DP overlap every task waits for the one before.
