@@ -75,6 +75,11 @@ void describe_scenario(Reader& r, Scenario& s) {
               [&](Reader& x) { describe_model(x, s.model); });
   r.reference(key("stack", "the software stack: a name in configs/stacks/, or {\"base\": <name>, ...overrides}"),
               "stacks", stack, [&](Reader& x) { describe_stack(x, s.stack); });
+  s.recipe = s.stack.recipe;
+  r.object(key("recipe", "what this run turns on, key by key over the stack's default recipe; absent = the "
+                         "stack's recipe").optional(),
+           [&](Reader& x) { describe_recipe(x, s.recipe); });
+  check_recipe_supported(r, "recipe", s.recipe, s.stack);
   r.object(key("training", "batch, sequence and precision"), [&](Reader& x) { describe_training(x, s.training); });
   r.object(key("layout", "the parallel layout"), [&](Reader& x) { describe_layout(x, s.layout); });
   Published published;
@@ -90,8 +95,8 @@ void describe_scenario(Reader& r, Scenario& s) {
   r.rule("layout.gpus_per_domain", s.layout.gpus_per_domain <= s.system.domain_gpus,
          "at most the system's nvlink_domain_gpus",
          fmt::format("{} > {}", s.layout.gpus_per_domain, s.system.domain_gpus));
-  r.rule("stack.dispatcher_sms", s.stack.dispatcher_sms < s.system.gpu.sm_count,
-         "fewer than the GPU's sm_count", fmt::format("{} >= {}", s.stack.dispatcher_sms, s.system.gpu.sm_count));
+  r.rule("recipe.dispatcher_sms", s.recipe.dispatcher_sms < s.system.gpu.sm_count,
+         "fewer than the GPU's sm_count", fmt::format("{} >= {}", s.recipe.dispatcher_sms, s.system.gpu.sm_count));
 }
 
 }  // namespace moesim::config

@@ -1,43 +1,106 @@
+// A software stack (a release: what it supports and how fast its parts are) and a recipe (what
+// one run turns on). A stack file carries its release's default recipe; a scenario's "recipe"
+// overrides it key by key.
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "schema.hpp"
+#include "text.hpp"
 
 namespace moesim::config {
 
-void describe_stack(Reader& r, StackSpec& s) {
-  r.text(key("name", "display name, e.g. \"Megatron-Bridge 26.06\""), s.name);
+namespace {
+
+const std::vector<std::string> kDispatchers = {"alltoall", "deepep", "hybridep"};
+const std::vector<std::string> kGraphScopes = {"none", "partial", "partial_shared_expert", "full_iteration"};
+
+std::vector<std::string> switch_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, on] : RecipeSpec{}.switches()) names.push_back(name);
+  return names;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+void describe_support(Reader& r, StackSupport& s) {
+  r.choices(key("dispatchers", "MoE token dispatchers the release implements"), s.dispatchers, kDispatchers);
+  r.choices(key("cuda_graphs", "CUDA graph capture scopes the release offers"), s.cuda_graphs, kGraphScopes);
+  r.choices(key("switches", "recipe switches the release has (each a key of \"recipe\" that can be true)")
+                .optional(),
+            s.switches, switch_names());
+}
+
+}  // namespace
+
+void describe_recipe(Reader& r, RecipeSpec& s) {
   r.choice(key("dispatcher", "MoE token dispatcher: alltoall (NCCL), deepep, hybridep").optional(), s.dispatcher,
-           {"alltoall", "deepep", "hybridep"});
-  r.number(key("dispatcher_bw_efficiency", "achieved / link bandwidth of the dispatcher's transfers").above(0).at_most(1),
-           s.dispatcher_bw_efficiency);
-  r.number(key("combine_bw_efficiency", "achieved / link bandwidth of the combine (0: as the dispatch)")
-               .optional().at_least(0).at_most(1),
-           s.combine_bw_efficiency);
+           kDispatchers);
   r.boolean(key("fp8_dispatch", "tokens dispatched in FP8 (quantised once before the all-to-all)").optional(),
             s.fp8_dispatch);
-  r.integer(key("dispatcher_sms", "SMs the dispatcher occupies while it runs (0: none modelled)").at_least(0),
+  r.integer(key("dispatcher_sms", "SMs the dispatcher occupies while it runs (0: none modelled)").optional().at_least(0),
             s.dispatcher_sms);
   r.boolean(key("ep_overlap", "EP all-to-all of one micro-batch overlapped with another's compute "
                               "(overlap_moe_expert_parallel_comm)").optional(),
             s.ep_overlap);
-  r.boolean(key("delay_wgrad", "weight gradients deferred to hide dispatch/combine").optional(), s.delay_wgrad);
-  r.choice(key("cuda_graphs", "what CUDA graphs capture").optional(), s.cuda_graphs,
-           {"none", "partial", "partial_shared_expert", "full_iteration"});
+  r.boolean(key("delay_wgrad", "weight gradients deferred to hide dispatch/combine (delay_wgrad_compute)").optional(),
+            s.delay_wgrad);
+  r.choice(key("cuda_graphs", "what CUDA graphs capture").optional(), s.cuda_graphs, kGraphScopes);
   r.choices(key("recompute", "modules recomputed in the backward pass").optional(), s.recompute,
             {"mla_up_proj", "core_attn", "moe_act", "mlp", "layernorm", "moe", "shared_experts", "full"});
-  r.boolean(key("fused_permute", "permutation fused with the scale allocation").optional(), s.fused_permute);
+  r.boolean(key("fused_permute", "permutation fused with the scale allocation (moe_permute_fusion)").optional(),
+            s.fused_permute);
   r.boolean(key("cross_entropy_fusion", "cross-entropy fused into one kernel over BF16 logits "
                                         "(cross_entropy_loss_fusion)").optional(),
             s.cross_entropy_fusion);
   r.boolean(key("fused_swizzle", "MXFP8 scale swizzle fused into the quantisation kernel").optional(),
             s.fused_swizzle);
-  r.boolean(key("router_fusion", "router top-k and softmax/sigmoid fused").optional(), s.router_fusion);
+  r.boolean(key("router_fusion", "router top-k and softmax/sigmoid fused (moe_router_fusion)").optional(),
+            s.router_fusion);
   r.boolean(key("fused_quantization", "quantisation fused into norm and activation kernels").optional(),
             s.fused_quantization);
   r.boolean(key("fp8_attention", "core attention in FP8").optional(), s.fp8_attention);
   r.boolean(key("fp8_param_gather", "parameters all-gathered in FP8").optional(), s.fp8_param_gather);
   r.boolean(key("programmatic_dependent_launch", "a kernel's launch overlaps its predecessor's tail").optional(),
             s.programmatic_dependent_launch);
+  r.boolean(key("overlap_grad_reduce", "data-parallel gradient reduce-scatter overlapped with the backward pass").optional(),
+            s.overlap_grad_reduce);
+  r.boolean(key("overlap_param_gather", "data-parallel parameter all-gather overlapped with the forward pass").optional(),
+            s.overlap_param_gather);
+  r.choice(key("adam_moment_dtype", "storage type of Adam's two moments").optional(), s.adam_moment_dtype,
+           {"fp32", "bf16"});
+
+  const bool full = contains(s.recompute, "full");
+  r.rule("recompute", !full || s.recompute.size() == 1, "\"full\" recomputes everything: list it alone");
+}
+
+void check_recipe_supported(Reader& r, const std::string& where, const RecipeSpec& recipe, const StackSpec& stack) {
+  const std::string prefix = where.empty() ? "" : where + ".";
+  r.rule(prefix + "dispatcher", contains(stack.supports.dispatchers, recipe.dispatcher),
+         "a dispatcher listed in the stack's supports.dispatchers",
+         fmt::format("stack \"{}\" implements {}, not {}", stack.name, join(stack.supports.dispatchers),
+                     recipe.dispatcher));
+  r.rule(prefix + "cuda_graphs", contains(stack.supports.cuda_graphs, recipe.cuda_graphs),
+         "a CUDA graph scope listed in the stack's supports.cuda_graphs",
+         fmt::format("stack \"{}\" offers {}, not {}", stack.name, join(stack.supports.cuda_graphs),
+                     recipe.cuda_graphs));
+  for (const auto& [name, on] : recipe.switches())
+    r.rule(prefix + name, !on || contains(stack.supports.switches, name),
+           "false, or a switch listed in the stack's supports.switches",
+           fmt::format("stack \"{}\" does not have {}", stack.name, name));
+}
+
+void describe_stack(Reader& r, StackSpec& s) {
+  r.text(key("name", "display name of the release, e.g. \"Megatron-Bridge 26.06\""), s.name);
+  r.object(key("supports", "what the release can run: the recipe values it offers"),
+           [&](Reader& x) { describe_support(x, s.supports); });
+  r.number(key("dispatcher_bw_efficiency", "achieved / link bandwidth of the dispatcher's transfers").above(0).at_most(1),
+           s.dispatcher_bw_efficiency);
+  r.number(key("combine_bw_efficiency", "achieved / link bandwidth of the combine (0: as the dispatch)")
+               .optional().at_least(0).at_most(1),
+           s.combine_bw_efficiency);
   r.number(key("host_overhead_per_kernel_us", "host time per kernel launched eagerly (not graph-captured)")
                .in("us", 1e-6).at_least(0),
            s.host_overhead_per_kernel_s);
@@ -49,16 +112,13 @@ void describe_stack(Reader& r, StackSpec& s) {
                .optional()
                .at_least(-1),
            s.eager_launch_gap_s);
-  r.boolean(key("overlap_grad_reduce", "data-parallel gradient reduce-scatter overlapped with the backward pass").optional(),
-            s.overlap_grad_reduce);
-  r.boolean(key("overlap_param_gather", "data-parallel parameter all-gather overlapped with the forward pass").optional(),
-            s.overlap_param_gather);
-  r.choice(key("adam_moment_dtype", "storage type of Adam's two moments").optional(), s.adam_moment_dtype,
-           {"fp32", "bf16"});
+  r.object(key("recipe", "the release's default recipe (its DeepSeek-V3 perf recipe); a scenario's \"recipe\" "
+                         "overrides it key by key"),
+           [&](Reader& x) {
+             describe_recipe(x, s.recipe);
+             check_recipe_supported(x, "", s.recipe, s);
+           });
   r.sources(sources_key(), s.sources);
-
-  const bool full = std::find(s.recompute.begin(), s.recompute.end(), "full") != s.recompute.end();
-  r.rule("recompute", !full || s.recompute.size() == 1, "\"full\" recomputes everything: list it alone");
 }
 
 }  // namespace moesim::config

@@ -30,4 +30,26 @@ double GpuSpec::sustained_flop_per_s(Precision p) const {
   return sm_count * tensor_flop_per_clock_per_sm(p) * sustained_clock_hz(p);
 }
 
+bool RecipeSpec::recomputes(const std::string& module) const {
+  for (const auto& r : recompute)
+    if (r == module || r == "full") return true;
+  return false;
+}
+
+std::vector<std::pair<std::string, bool>> RecipeSpec::switches() const {
+  return {{"fp8_dispatch", fp8_dispatch},
+          {"ep_overlap", ep_overlap},
+          {"delay_wgrad", delay_wgrad},
+          {"fused_permute", fused_permute},
+          {"cross_entropy_fusion", cross_entropy_fusion},
+          {"fused_swizzle", fused_swizzle},
+          {"router_fusion", router_fusion},
+          {"fused_quantization", fused_quantization},
+          {"fp8_attention", fp8_attention},
+          {"fp8_param_gather", fp8_param_gather},
+          {"programmatic_dependent_launch", programmatic_dependent_launch},
+          {"overlap_grad_reduce", overlap_grad_reduce},
+          {"overlap_param_gather", overlap_param_gather}};
+}
+
 }  // namespace moesim

@@ -17,8 +17,8 @@ ComputeCost& ComputeCost::operator+=(const ComputeCost& o) {
   return *this;
 }
 
-bool graph_captured(const StackSpec& stack, const std::string& section) {
-  const std::string& scope = stack.cuda_graphs;
+bool graph_captured(const RecipeSpec& recipe, const std::string& section) {
+  const std::string& scope = recipe.cuda_graphs;
   if (scope == "full_iteration") return true;
   if (scope == "none") return false;
   // Partial capture (attention, router, MoE preprocessing) leaves the expert GEMMs, whose
@@ -29,16 +29,10 @@ bool graph_captured(const StackSpec& stack, const std::string& section) {
   return false;
 }
 
-bool recomputed_module(const StackSpec& stack, const std::string& module) {
-  for (const auto& r : stack.recompute)
-    if (r == module || r == "full") return true;
-  return false;
-}
-
 ComputeCost section_cost(const model::Section& section, model::Pass pass, const Scenario& s,
                          const KernelCalibration& cal, GradPart part) {
   ComputeCost c;
-  const bool graphed = graph_captured(s.stack, section.name);
+  const bool graphed = graph_captured(s.recipe, section.name);
   // Host CPU time per launch: replaying a graph, or the stack's eager launch path.
   const double host_per_kernel =
       graphed ? cal.launch_graph_s
@@ -59,7 +53,7 @@ ComputeCost section_cost(const model::Section& section, model::Pass pass, const 
     if (oc.kernels == 0) return;  // nothing to launch (the backward of a residual add)
     // Programmatic dependent launch (MLM-G step 8, for the quantisation kernels) starts a
     // kernel's prologue under its predecessor's tail and hides its launch latency.
-    const bool pdl = s.stack.programmatic_dependent_launch && op.name.rfind("quantize", 0) == 0;
+    const bool pdl = s.recipe.programmatic_dependent_launch && op.name.rfind("quantize", 0) == 0;
     const double gpu_gap = pdl ? 0.0 : launch_gap;
     const int kernels = std::max(1, static_cast<int>(oc.kernels * fraction + 0.5));
     const double seconds = op_seconds + kernels * gpu_gap;
@@ -85,7 +79,7 @@ ComputeCost section_cost(const model::Section& section, model::Pass pass, const 
     }
     const bool gemm = op.kind == model::OpKind::gemm || op.kind == model::OpKind::grouped_gemm;
     // Recomputed modules re-run their forward just before their backward.
-    if (part != GradPart::weight_only && recomputed_module(s.stack, op.module))
+    if (part != GradPart::weight_only && s.recipe.recomputes(op.module))
       add(op, model::Pass::forward, GradPart::all, true);
     if (gemm) add(op, model::Pass::backward, part, false);
     else if (part != GradPart::weight_only) add(op, model::Pass::backward, GradPart::all, false);

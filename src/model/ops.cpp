@@ -204,15 +204,15 @@ Shard shard_for(const Scenario& sc) {
   s.micro_batch = sc.training.micro_batch;
   s.seq_len = sc.training.seq_len;
   s.precision = sc.training.precision;
-  s.dispatcher = sc.stack.dispatcher;
-  s.fp8_dispatch = sc.stack.fp8_dispatch && sc.training.precision != Precision::bf16;
-  s.fused_permute = sc.stack.fused_permute;
-  s.fused_swizzle = sc.stack.fused_swizzle;
-  s.cross_entropy_fusion = sc.stack.cross_entropy_fusion;
-  s.router_fusion = sc.stack.router_fusion;
-  s.fused_quantization = sc.stack.fused_quantization;
+  s.dispatcher = sc.recipe.dispatcher;
+  s.fp8_dispatch = sc.recipe.fp8_dispatch && sc.training.precision != Precision::bf16;
+  s.fused_permute = sc.recipe.fused_permute;
+  s.fused_swizzle = sc.recipe.fused_swizzle;
+  s.cross_entropy_fusion = sc.recipe.cross_entropy_fusion;
+  s.router_fusion = sc.recipe.router_fusion;
+  s.fused_quantization = sc.recipe.fused_quantization;
   // Transformer Engine's NVFP4 recipe leaves attention unquantised (fp8_dpa = False).
-  s.fp8_attention = sc.stack.fp8_attention && is_fp8_family(sc.training.precision);
+  s.fp8_attention = sc.recipe.fp8_attention && is_fp8_family(sc.training.precision);
   return s;
 }
 

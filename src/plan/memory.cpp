@@ -13,14 +13,6 @@ namespace {
 
 constexpr double kBf16 = 2.0;
 constexpr double kFp32 = 4.0;
-constexpr double kMxfp8 = 1.0 + 1.0 / 32.0;  // one E8M0 scale per 32 elements
-
-bool recomputed(const StackSpec& stack, const std::string& module) {
-  for (const auto& r : stack.recompute)
-    if (r == module || r == "full") return true;
-  // "moe" recomputes the whole MoE block; "mlp" the dense FFN.
-  return false;
-}
 
 // Bytes an operator saves for its backward pass.
 double saved_bytes(const model::Op& op, const model::Shard& s, double hidden) {
@@ -32,7 +24,7 @@ double saved_bytes(const model::Op& op, const model::Shard& s, double hidden) {
       // recipes. A sequence-parallel input (k == hidden) is saved as this rank's shard.
       double elements = op.m * op.k * op.groups;
       if (op.k == hidden && s.tp > 1) elements /= s.tp;
-      return elements * (low ? kMxfp8 : kBf16);
+      return elements * (low ? quantized_bytes(s.precision) : kBf16);
     }
     case model::OpKind::attention: {
       // Flash attention keeps q, k, v, its output and the FP32 log-sum-exp per row.
@@ -53,11 +45,11 @@ double saved_bytes(const model::Op& op, const model::Shard& s, double hidden) {
 double section_saved_bytes(const model::Section& sec, const Scenario& sc, const model::Shard& s) {
   double total = 0;
   for (const auto& op : sec.ops) {
-    if (recomputed(sc.stack, op.module)) continue;
+    if (sc.recipe.recomputes(op.module)) continue;
     double bytes = saved_bytes(op, s, sc.model.hidden);
     // MLA's q, k and v come out of the up-projections: recomputing mla_up_proj rebuilds them for
     // the attention backward, which then keeps only its output and log-sum-exp.
-    if (op.kind == model::OpKind::attention && recomputed(sc.stack, "mla_up_proj")) {
+    if (op.kind == model::OpKind::attention && sc.recipe.recomputes("mla_up_proj")) {
       const double rows = op.attention_sequences * op.attention_seq_len * op.attention_heads;
       bytes = rows * op.attention_v_dim * kBf16 + rows * kFp32;
     }
@@ -76,7 +68,7 @@ double dense_params_of_layer(const ModelSpec& m, bool moe, int tp) {
 
 double layer_activation_bytes(const Scenario& sc, bool moe_layer) {
   const model::Shard s = model::shard_for(sc);
-  if (recomputed(sc.stack, "full"))
+  if (sc.recipe.recomputes("full"))
     return s.tokens() / s.tp * sc.model.hidden * kBf16;  // only the layer input is kept
   model::LayerProgram p = model::layer_program(sc.model, s, moe_layer);
   double total = 0;
@@ -84,7 +76,7 @@ double layer_activation_bytes(const Scenario& sc, bool moe_layer) {
                                     &p.shared_experts, &p.dense_ffn})
     total += section_saved_bytes(*sec, sc, s);
   // A recomputed module still keeps its input checkpoint.
-  if (!sc.stack.recompute.empty()) total += s.tokens() / s.tp * sc.model.hidden * kBf16;
+  if (!sc.recipe.recompute.empty()) total += s.tokens() / s.tp * sc.model.hidden * kBf16;
   return total;
 }
 
@@ -139,12 +131,12 @@ MemoryBreakdown rank_memory(const Scenario& sc, const Layout& l, int pp_rank) {
   // (forward and backward layouts), which replace the BF16 copy when parameters are gathered
   // in FP8.
   mb.weights_bytes = params * kBf16;
-  if (low) mb.weights_bytes = params * ((sc.stack.fp8_param_gather ? 0 : kBf16) + 2 * kMxfp8);
+  if (low) mb.weights_bytes = params * ((sc.recipe.fp8_param_gather ? 0 : kBf16) + 2 * quantized_bytes(sc.training.precision));
   // Megatron's DDP accumulates and reduces gradients in an FP32 buffer.
   mb.gradients_bytes = params * kFp32;
   // Distributed optimizer: FP32 master weights and two Adam moments, sharded over the
   // data-parallel group (dense) or the expert-data-parallel group (experts).
-  const double moment = sc.stack.adam_moment_dtype == "bf16" ? kBf16 : kFp32;
+  const double moment = sc.recipe.adam_moment_dtype == "bf16" ? kBf16 : kFp32;
   const double per_param_state = kFp32 + 2 * moment;
   mb.optimizer_bytes = mb.params.dense_params * per_param_state / (l.dp * l.cp) +
                        mb.params.expert_params * per_param_state / l.edp;

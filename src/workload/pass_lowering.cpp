@@ -89,7 +89,7 @@ void PassLowering::layer_backward(int layer, bool moe, std::vector<PassItem>& ou
     compute(out, p.unpermute, Phase::backward, name + " unpermute backward");
     // Gradients travel the combine's path backwards, then the dispatch's; both in BF16.
     comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_combine, p.comm.ep_combine_bytes_per_peer, name + " combine backward");
-    if (s_.stack.delay_wgrad) {
+    if (s_.recipe.delay_wgrad) {
       // Megatron's delay_wgrad_compute: the expert weight gradients run while the dispatch's
       // backward all-to-all is in flight.
       compute(out, p.experts, Phase::backward, name + " experts dgrad", cost::GradPart::data_only);

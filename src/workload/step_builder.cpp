@@ -53,7 +53,7 @@ class StepEmitter {
     const auto schedule = pipeline_schedule(l_, r_);
     last_backward_.assign(l_.vpp, -1);
     for (size_t i = 0; i < schedule.size(); ++i) {
-      const bool pair = s_.stack.ep_overlap && i + 1 < schedule.size() && schedule[i + 1].paired;
+      const bool pair = s_.recipe.ep_overlap && i + 1 < schedule.size() && schedule[i + 1].paired;
       if (pair) {
         PassCursor f = cursor(schedule[i]);
         PassCursor b = cursor(schedule[i + 1]);
@@ -152,7 +152,7 @@ class StepEmitter {
       t.group = item.group;
       t.bytes = item.bytes;
       if (item.group == GroupRole::ep && s_.system.gpu.sm_count > 0)
-        t.sm_fraction = static_cast<double>(s_.stack.dispatcher_sms) / s_.system.gpu.sm_count;
+        t.sm_fraction = static_cast<double>(s_.recipe.dispatcher_sms) / s_.system.gpu.sm_count;
       if (c.last_task >= 0) t.deps.push_back(c.last_task);
       else {
         t.wait_message = c.wait;
@@ -211,7 +211,7 @@ class StepEmitter {
   // (overlapped with earlier chunks' compute when the stack overlaps the parameter gather).
   void emit_param_gathers() {
     param_gather_.assign(l_.vpp, -1);
-    const double param_bytes = s_.stack.fp8_param_gather && s_.training.precision != Precision::bf16
+    const double param_bytes = s_.recipe.fp8_param_gather && s_.training.precision != Precision::bf16
                                    ? 1.0 : kBf16Bytes;
     std::vector<std::int32_t> all;
     for (int c = 0; c < l_.vpp; ++c) {
@@ -228,7 +228,7 @@ class StepEmitter {
       param_gather_[c] = last;
       if (last >= 0) all.push_back(last);
     }
-    if (!s_.stack.overlap_param_gather)
+    if (!s_.recipe.overlap_param_gather)
       for (int c = 0; c < l_.vpp; ++c) param_gather_[c] = all.empty() ? -1 : all.back();
   }
 
@@ -240,7 +240,7 @@ class StepEmitter {
     // chunks in reverse, so the last chunk is reduced first.
     for (int c = l_.vpp - 1; c >= 0; --c) {
       const plan::ParamShard p = plan::chunk_params(s_, l_, r_, c);
-      const int after = s_.stack.overlap_grad_reduce ? last_backward_[c] : end_of_backward;
+      const int after = s_.recipe.overlap_grad_reduce ? last_backward_[c] : end_of_backward;
       auto add = [&](GroupRole g, double params, const char* what) {
         Task t = dp_task(fmt::format("chunk {} {} gradient reduce-scatter", c, what),
                          platform::CollectiveKind::reduce_scatter, g, Activity::dp_grad_sync,
@@ -255,7 +255,7 @@ class StepEmitter {
     // moments and the BF16 parameter; plus one read of the gradients for the norm (clipping).
     const plan::ParamShard all = plan::param_shard(s_, l_, r_);
     const double shard = all.dense_params / (l_.dp * l_.cp) + all.expert_params / l_.edp;
-    const double moment = s_.stack.adam_moment_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
+    const double moment = s_.recipe.adam_moment_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
     const double bytes = shard * (2 * kFp32Bytes + 2 * kFp32Bytes + 4 * moment + kBf16Bytes);
     Task opt;
     opt.kind = TaskKind::compute;
@@ -267,7 +267,7 @@ class StepEmitter {
     // Multi-tensor Adam launches a few kernels per parameter group of each layer.
     opt.kernels = 4 * (l_.stage(r_, 0).layers + 1) * l_.vpp;
     // The optimizer runs outside any CUDA graph but the full-iteration one.
-    const double launch = s_.stack.cuda_graphs == "full_iteration" ? cal_.launch_graph_s
+    const double launch = s_.recipe.cuda_graphs == "full_iteration" ? cal_.launch_graph_s
                           : s_.stack.host_overhead_per_kernel_s > 0 ? s_.stack.host_overhead_per_kernel_s
                                                                     : cal_.launch_eager_s;
     opt.seconds = std::max(opt.gpu_seconds, opt.kernels * launch);

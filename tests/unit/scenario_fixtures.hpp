@@ -41,6 +41,7 @@ inline Scenario uniform_dense(int pp, int microbatches, int vpp = 1, int layers_
   }
   s.layout.pipeline_layout = layout + "L";
   s.stack = config::load_stack("megatron-core-baseline", configs_dir());
+  s.recipe = s.stack.recipe;
   s.published.reset();
   return s;
 }

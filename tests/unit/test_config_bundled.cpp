@@ -65,7 +65,7 @@ TEST_CASE("GPU figures arrive in SI units", "[config]") {
   CHECK(gb300.hbm_bytes == Approx(288e9));
   CHECK(gb300.hbm_usable_bytes == Approx(279e9));
   CHECK(gb300.hbm_bytes_per_s == Approx(8e12));
-  CHECK(gb300.sm_count == 160);
+  CHECK(gb300.sm_count == 152);
   CHECK(gb300.tdp_w == Approx(1400));
   CHECK(gb300.sources.at("hbm_usable_gbytes").find("DGXC") != std::string::npos);
 
@@ -151,12 +151,12 @@ TEST_CASE("models match their public configurations", "[config]") {
 
 TEST_CASE("the baseline stack carries the measured launch overheads", "[config]") {
   const auto stack = config::load_stack("megatron-core-baseline", bundled_configs());
-  CHECK(stack.dispatcher == "alltoall");
-  CHECK(stack.cuda_graphs == "none");
-  CHECK(stack.recompute.empty());
+  CHECK(stack.recipe.dispatcher == "alltoall");
+  CHECK(stack.recipe.cuda_graphs == "none");
+  CHECK(stack.recipe.recompute.empty());
   CHECK(stack.host_overhead_per_kernel_s == Approx(9.35e-6));
   CHECK(stack.graph_launch_per_kernel_s == Approx(0.96e-6));
-  CHECK(stack.adam_moment_dtype == "fp32");
+  CHECK(stack.recipe.adam_moment_dtype == "fp32");
   CHECK(stack.sources.at("host_overhead_per_kernel_us").find("h200_kernels.json") != std::string::npos);
 }
 

@@ -112,17 +112,17 @@ TEST_CASE("a value out of range says the range", "[config]") {
   CHECK_THAT(pp.expected(), Contains(">= 1"));
 
   json stack = bundled("stacks/megatron-core-baseline.json");
-  stack["dispatcher"] = "nccl";
+  stack["recipe"]["dispatcher"] = "nccl";
   tree.write("configs/stacks/enum.json", stack.dump(2));
   const auto choice = config_error([&] { config::load_stack("enum", tree.configs()); });
-  CHECK(choice.json_path() == "$.dispatcher");
+  CHECK(choice.json_path() == "$.recipe.dispatcher");
   CHECK_THAT(choice.expected(), Contains("one of alltoall, deepep, hybridep"));
 
   stack = bundled("stacks/megatron-core-baseline.json");
-  stack["recompute"] = {"mlp", "mlp"};
+  stack["recipe"]["recompute"] = {"mlp", "mlp"};
   tree.write("configs/stacks/twice.json", stack.dump(2));
   const auto twice = config_error([&] { config::load_stack("twice", tree.configs()); });
-  CHECK(twice.json_path() == "$.recompute[1]");
+  CHECK(twice.json_path() == "$.recipe.recompute[1]");
   CHECK_THAT(twice.expected(), Contains("duplicate"));
 
   json gpu_rule = bundled("hardware/gb300.json");
@@ -191,7 +191,7 @@ TEST_CASE("an override error names the scenario file and the path inside it", "[
   CHECK_THAT(u.expected(), Contains("unknown key"));
 
   json no_base = config::read_json_file(moesim::test::source_dir() / "scenarios" / "gb300-256-record.json");
-  no_base["stack"] = {{"dispatcher", "deepep"}};
+  no_base["stack"] = {{"host_overhead_per_kernel_us", 5}};
   const auto nb = config_error([&] { config::load_scenario_json(no_base, "patched", {tree.configs()}); });
   CHECK(nb.file() == "patched");
   CHECK(nb.json_path() == "$.stack.base");
@@ -261,14 +261,52 @@ TEST_CASE("scenario checks against the system: GPU count and precision", "[confi
                                                 {"layout", {{"gpus_per_domain", 8}}}});
   const auto p = config_error([&] { config::load_scenario(fp4); });
   CHECK(p.json_path() == "$.training.precision");
-  CHECK_THAT(p.expected(), Contains("H100 SXM has no fp4 peak"));
+  CHECK_THAT(p.expected(), Contains("H100 SXM has no nvfp4 peak"));
 
   const auto bad = write_scenario(tree, "int8", {{"training", {{"precision", "int8"}}}});
-  CHECK_THAT(config_error([&] { config::load_scenario(bad); }).expected(), Contains("one of bf16, fp8, mxfp8, fp4"));
+  CHECK_THAT(config_error([&] { config::load_scenario(bad); }).expected(), Contains("one of bf16, fp8, fp8_blockwise, mxfp8, nvfp4, fp4"));
 
   const auto domain = write_scenario(tree, "domain", {{"layout", {{"gpus_per_domain", 96}}}});
   CHECK(config_error([&] { config::load_scenario(domain); }).json_path() == "$.layout.gpus_per_domain");
 
   const auto published = write_scenario(tree, "published", {{"published", {{"tolerance", 0}}}});
   CHECK(config_error([&] { config::load_scenario(published); }).json_path() == "$.published.tolerance");
+}
+
+TEST_CASE("a recipe may turn on only what its stack supports", "[config]") {
+  TempTree tree("recipe-support");
+  // A release without EP overlap, HybridEP or full-iteration graphs.
+  json stack = bundled("stacks/megatron-bridge-26.06.json");
+  stack["name"] = "old release";
+  stack["supports"]["dispatchers"] = {"alltoall", "deepep"};
+  stack["supports"]["cuda_graphs"] = {"none", "partial"};
+  stack["supports"]["switches"] = {"fused_permute"};
+  stack["recipe"] = {{"dispatcher", "deepep"}, {"cuda_graphs", "partial"}, {"fused_permute", true}};
+  tree.write("configs/stacks/old.json", stack.dump(2));
+  CHECK(config::load_stack("old", tree.configs()).recipe.dispatcher == "deepep");
+
+  const auto overlap = write_scenario(tree, "overlap", {{"stack", "old"}, {"recipe", {{"ep_overlap", true}}}});
+  const auto e = config_error([&] { config::load_scenario(overlap); });
+  CHECK(e.file() == overlap.string());
+  CHECK(e.json_path() == "$.recipe.ep_overlap");
+  CHECK_THAT(e.what(), Contains("stack \"old release\" does not have ep_overlap"));
+
+  const auto hybrid = write_scenario(tree, "hybrid", {{"stack", "old"}, {"recipe", {{"dispatcher", "hybridep"}}}});
+  const auto h = config_error([&] { config::load_scenario(hybrid); });
+  CHECK(h.json_path() == "$.recipe.dispatcher");
+  CHECK_THAT(h.what(), Contains("implements alltoall, deepep, not hybridep"));
+
+  const auto graphs = write_scenario(tree, "graphs", {{"stack", "old"}, {"recipe", {{"cuda_graphs", "full_iteration"}}}});
+  CHECK(config_error([&] { config::load_scenario(graphs); }).json_path() == "$.recipe.cuda_graphs");
+
+  // The stack's own default recipe is held to the same rules, in the stack's file.
+  stack["recipe"]["router_fusion"] = true;
+  const auto bad_stack = tree.write("configs/stacks/bad.json", stack.dump(2));
+  const auto b = config_error([&] { config::load_stack("bad", tree.configs()); });
+  CHECK(b.file() == bad_stack.string());
+  CHECK(b.json_path() == "$.recipe.router_fusion");
+
+  // Turning a supported switch off, or leaving it out, is always allowed.
+  const auto off = write_scenario(tree, "off", {{"stack", "old"}, {"recipe", {{"fused_permute", false}}}});
+  CHECK_FALSE(config::load_scenario(off).recipe.fused_permute);
 }

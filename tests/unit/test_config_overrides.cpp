@@ -58,22 +58,24 @@ TEST_CASE("a GPU override inside a system override patches the system's own GPU"
   CHECK(based.system.gpu.tdp_w == Approx(1000));
 }
 
-TEST_CASE("model and stack overrides", "[config]") {
+TEST_CASE("model, stack and recipe overrides", "[config]") {
   json s = record();
   s["model"] = {{"base", "deepseek-v3"}, {"layers", 30}, {"moe", {{"experts", 64}}}};
-  s["stack"] = {{"base", "megatron-core-baseline"},
-                {"dispatcher", "deepep"},
-                {"dispatcher_sms", 24},
-                {"recompute", {"mla_up_proj", "moe_act"}}};
+  s["stack"] = {{"base", "megatron-core-baseline"}, {"host_overhead_per_kernel_us", 12}};
+  s["recipe"] = {{"dispatcher", "deepep"}, {"dispatcher_sms", 24}, {"recompute", {"mla_up_proj", "moe_act"}}};
   const auto scenario = load(s);
   CHECK(scenario.model.layers == 30);
   CHECK(scenario.model.moe.experts == 64);
   CHECK(scenario.model.moe.top_k == 8);
   CHECK(scenario.model.attention.kv_lora_rank == 512);
-  CHECK(scenario.stack.dispatcher == "deepep");
-  CHECK(scenario.stack.dispatcher_sms == 24);
-  CHECK(scenario.stack.recompute == std::vector<std::string>{"mla_up_proj", "moe_act"});
-  CHECK(scenario.stack.host_overhead_per_kernel_s == Approx(9.35e-6));
+  CHECK(scenario.recipe.dispatcher == "deepep");
+  CHECK(scenario.recipe.dispatcher_sms == 24);
+  CHECK(scenario.recipe.recompute == std::vector<std::string>{"mla_up_proj", "moe_act"});
+  CHECK(scenario.stack.host_overhead_per_kernel_s == Approx(12e-6));
+  // Recipe keys the scenario leaves out keep the stack's default recipe.
+  CHECK(scenario.recipe.cuda_graphs == scenario.stack.recipe.cuda_graphs);
+  CHECK(scenario.recipe.adam_moment_dtype == "fp32");
+  CHECK(scenario.stack.recipe.dispatcher == "alltoall");
 
   // Overrides are validated like the file itself, including the rules between keys.
   s["model"] = {{"base", "deepseek-v3"}, {"moe", {{"top_k", 300}}}};

@@ -27,7 +27,7 @@ TEST_CASE("Weights, gradients and optimizer states per parameter", "[plan][memor
   CHECK(m.weights_bytes == 2 * kStage0Params);       // BF16
   CHECK(m.gradients_bytes == 4 * kStage0Params);     // FP32 main gradients
   CHECK(m.optimizer_bytes == 12 * kStage0Params);    // FP32 master + 2 FP32 moments, dp = 1
-  s.stack.adam_moment_dtype = "bf16";
+  s.recipe.adam_moment_dtype = "bf16";
   CHECK(plan::rank_memory(s, l, 0).optimizer_bytes == 8 * kStage0Params);
 }
 
@@ -51,7 +51,7 @@ TEST_CASE("Activations of one dense layer, nothing recomputed", "[plan][memory]"
 
 TEST_CASE("Activations with full recompute keep one input per layer", "[plan][memory]") {
   Scenario s = test::uniform_dense(2, 4);
-  s.stack.recompute = {"full"};
+  s.recipe.recompute = {"full"};
   CHECK(plan::layer_activation_bytes(s, false) == 4096.0 * 16384 * 2);
   const plan::Layout l = plan::make_layout(s);
   // 1F1B: pipeline rank 0 holds pp - 0 = 2 micro-batches of its 2 layers.
@@ -63,7 +63,7 @@ TEST_CASE("Activations with full recompute keep one input per layer", "[plan][me
 TEST_CASE("Selective recompute of the MLP saves its activations", "[plan][memory]") {
   Scenario s = test::uniform_dense(2, 4);
   const double all = plan::layer_activation_bytes(s, false);
-  s.stack.recompute = {"mlp"};
+  s.recipe.recompute = {"mlp"};
   // gate_up input, SwiGLU input and down input are dropped; the module input is kept.
   CHECK(plan::layer_activation_bytes(s, false) ==
         all - (134217728.0 + 872415232.0 + 436207616.0) + 134217728.0);

@@ -56,6 +56,7 @@ class ScenarioGenerator {
     if (dense) {
       s.model = config::load_model("llama-3.1-405b", configs_dir());
       s.stack = config::load_stack("megatron-core-baseline", configs_dir());
+      s.recipe = s.stack.recipe;
     }
     s.model.layers = pick(std::vector<int>{2, 3, 4, 6});
     if (!dense) s.model.moe.first_dense_layers = pick(std::vector<int>{0, 1});

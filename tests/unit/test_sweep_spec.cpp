@@ -51,10 +51,12 @@ TEST_CASE("sweep paths set scenario fields and override referenced files", "[swe
   nlohmann::json j = {{"system", "gb300-nvl72"}, {"layout", {{"pp", 2}}}};
   sweep::set_at_path(j, "layout.pp", 4, "x");
   sweep::set_at_path(j, "system.nic_gbits_per_s", 400, "x");
-  sweep::set_at_path(j, "stack.dispatcher", "deepep", "x");
+  sweep::set_at_path(j, "stack.host_overhead_per_kernel_us", 5, "x");
+  sweep::set_at_path(j, "recipe.dispatcher", "deepep", "x");
   CHECK(j["layout"]["pp"] == 4);
   CHECK(j["system"] == nlohmann::json({{"base", "gb300-nvl72"}, {"nic_gbits_per_s", 400}}));
-  CHECK(j["stack"]["dispatcher"] == "deepep");
+  CHECK(j["recipe"]["dispatcher"] == "deepep");
+  CHECK(j["stack"]["host_overhead_per_kernel_us"] == 5);
   const ConfigError e = config_error([&] { sweep::set_at_path(j, "layout.pp.x", 1, "x"); });
   CHECK(e.json_path() == "$.layout.pp");
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "moesim/config/precision.hpp"
@@ -110,12 +111,11 @@ struct ModelSpec {
   std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 };
 
-// configs/stacks/<name>.json: the software stack, each setting a physical mechanism.
-struct StackSpec {
-  std::string name;
+// What one run turns on: a scenario's "recipe" object, whose defaults come from its stack's
+// "recipe" (the release's own DeepSeek-V3 perf recipe). The member initialisers are
+// Megatron-LM's argument defaults.
+struct RecipeSpec {
   std::string dispatcher = "alltoall";    // alltoall (NCCL), deepep, hybridep
-  double dispatcher_bw_efficiency = 1.0;  // achieved / link bandwidth of the dispatch all-to-all
-  double combine_bw_efficiency = 0;       // same for the combine; 0 = as the dispatch
   bool fp8_dispatch = false;              // dispatch payload quantised to FP8 before sending
   int dispatcher_sms = 0;                 // SMs the dispatcher occupies while it runs
   bool ep_overlap = false;                // overlap_moe_expert_parallel_comm (1F1B A2A overlap)
@@ -123,19 +123,41 @@ struct StackSpec {
   std::string cuda_graphs = "none";       // none, partial, partial_shared_expert, full_iteration
   std::vector<std::string> recompute;     // modules recomputed in backward (mla_up_proj, moe_act, mlp, ...)
   bool fused_permute = false;             // permute + scale allocation fused
-  bool cross_entropy_fusion = false;
-  bool fused_swizzle = false;             // MXFP8 scale swizzle fused into the quantisation kernel      // vocab-parallel cross-entropy in one kernel over BF16 logits
+  bool cross_entropy_fusion = false;      // vocab-parallel cross-entropy in one kernel over BF16 logits
+  bool fused_swizzle = false;             // MXFP8 scale swizzle fused into the quantisation kernel
   bool router_fusion = false;
   bool fused_quantization = false;        // quantisation fused into norm/activation kernels
   bool fp8_attention = false;             // core attention in FP8
   bool fp8_param_gather = false;
   bool programmatic_dependent_launch = false;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+  std::string adam_moment_dtype = "fp32"; // fp32 or bf16
+
+  // Whether `module` (an op's recompute module) is re-run in the backward pass.
+  bool recomputes(const std::string& module) const;
+  // The on/off switches by their JSON names, for the checks against what a stack supports.
+  std::vector<std::pair<std::string, bool>> switches() const;
+};
+
+// What a software release can run: the recipe values it offers.
+struct StackSupport {
+  std::vector<std::string> dispatchers;   // recipe.dispatcher values
+  std::vector<std::string> cuda_graphs;   // recipe.cuda_graphs scopes
+  std::vector<std::string> switches;      // recipe switches (RecipeSpec::switches names) it has
+};
+
+// configs/stacks/<name>.json: a software release: what it supports, how fast its parts are, and
+// its default recipe.
+struct StackSpec {
+  std::string name;
+  StackSupport supports;
+  double dispatcher_bw_efficiency = 1.0;  // achieved / link bandwidth of the dispatch all-to-all
+  double combine_bw_efficiency = 0;       // same for the combine; 0 = as the dispatch
   double host_overhead_per_kernel_s = 0;  // CPU time per kernel launch when not graph-captured
   double graph_launch_per_kernel_s = 0;   // per kernel replayed from a CUDA graph
   double eager_launch_gap_s = -1e-6;      // GPU idle between eagerly launched kernels; < 0: calibration's
-  bool overlap_grad_reduce = true;
-  bool overlap_param_gather = true;
-  std::string adam_moment_dtype = "fp32"; // fp32 or bf16
+  RecipeSpec recipe;                      // the release's default recipe
   std::map<std::string, std::string> sources;  // setting -> provenance
 };
 
@@ -173,6 +195,7 @@ struct Scenario {
   SystemSpec system;
   ModelSpec model;
   StackSpec stack;
+  RecipeSpec recipe;                      // the stack's recipe with the scenario's overrides
   TrainingSpec training;
   LayoutSpec layout;
   std::optional<Published> published;     // absent: nothing to compare with

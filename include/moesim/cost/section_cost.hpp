@@ -25,8 +25,7 @@ struct ComputeCost {
 };
 
 // Which sections a CUDA graph scope captures (Megatron's cuda_graph_scope / full-iteration).
-bool graph_captured(const StackSpec& stack, const std::string& section_name);
-bool recomputed_module(const StackSpec& stack, const std::string& module);
+bool graph_captured(const RecipeSpec& recipe, const std::string& section_name);
 
 // `only_weight_gradient` / `skip_weight_gradient` split a backward section for delayed wgrad.
 enum class GradPart { all, data_only, weight_only };
