@@ -32,13 +32,20 @@ def tflops(scenario):
     return json.loads(out)["tflops_per_gpu"]
 
 
+def stack_of(scenario):
+    """The scenario's stack as an override object (a bare name becomes {"base": name})."""
+    if isinstance(scenario["stack"], str):
+        scenario["stack"] = {"base": scenario["stack"]}
+    return scenario["stack"]
+
+
 def fit(step, apply, lo, hi, decreasing):
     """Bisection on one parameter so that history step `step` matches its published figure."""
     target = json.load(open(hist(step)))["published"]["tflops_per_gpu"]
     for _ in range(14):
         mid = (lo + hi) / 2
         sc = json.load(open(hist(step)))
-        apply(sc["stack"], mid)
+        apply(stack_of(sc), mid)
         t = tflops(sc)
         too_fast = t > target
         if too_fast == decreasing:  # increasing the parameter slows the run
@@ -51,7 +58,7 @@ def fit(step, apply, lo, hi, decreasing):
 def set_from(step, key_values):
     for k in range(step, 13):
         sc = json.load(open(hist(k)))
-        sc["stack"].update(key_values)
+        stack_of(sc).update(key_values)
         json.dump(sc, open(hist(k), "w"), indent=2)
         open(hist(k), "a").write("\n")
 

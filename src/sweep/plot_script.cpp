@@ -60,13 +60,15 @@ const std::vector<Part> kParts = {
     {"optimizer_s", "optimizer", "#9c755f"}};
 
 std::string series_data(const std::vector<Series>& series) {
-  std::string out = "# per series: GPUs, model TFLOP/s per GPU, scaling efficiency (%)\n";
+  std::string out = "# per series: GPUs, model TFLOP/s per GPU, scaling efficiency (%), tokens per kWh\n";
   for (std::size_t i = 0; i < series.size(); ++i) {
     out += fmt::format("{}# {}\n", i ? "\n\n" : "", series[i].label);
     for (const Json* row : series[i].rows) {
       const Json& eff = (*row)["scaling_efficiency"];
-      out += fmt::format("{} {} {}\n", plain_value((*row)["gpu_count"]), plain_value((*row)["tflops_per_gpu"]),
-                         eff.is_number() ? fmt::format("{}", 100 * eff.get<double>()) : "?");
+      const Json& tokens_per_kwh = (*row)["tokens_per_kwh"];
+      out += fmt::format("{} {} {} {}\n", plain_value((*row)["gpu_count"]), plain_value((*row)["tflops_per_gpu"]),
+                         eff.is_number() ? fmt::format("{}", 100 * eff.get<double>()) : "?",
+                         tokens_per_kwh.is_number() ? plain_value(tokens_per_kwh) : "?");
     }
   }
   return out;
@@ -133,6 +135,13 @@ std::string script(const SweepResult& r, const std::vector<Series>& series) {
     out += both_formats("scaling_efficiency", "reset\n" + common + gpu_axis_commands(series) +
                                                   "set ylabel 'scaling efficiency (%, per-GPU throughput vs. first point)'\n"
                                                   "set offsets 0, 0, 0.5, 0.5\n" + line_plot(series, 3));
+  bool any_energy = false;
+  for (const Series& s : series)
+    for (const Json* row : s.rows) any_energy = any_energy || (*row)["tokens_per_kwh"].is_number();
+  if (any_energy)
+    out += both_formats("tokens_per_kwh", "reset\n" + common + gpu_axis_commands(series) +
+                                              "set ylabel 'tokens per kWh (GPUs and nodes)'\n"
+                                              "set yrange [0:*]\n" + line_plot(series, 4));
   std::vector<std::string> bars;
   for (std::size_t i = 0; i < kParts.size(); ++i)
     bars.push_back(fmt::format("{} using {}{} linecolor rgb '{}' title {}", i ? "''" : "'plot-breakdown.dat'", i + 2,
@@ -151,7 +160,7 @@ std::string script(const SweepResult& r, const std::vector<Series>& series) {
 
 std::vector<std::string> plot_images() {
   std::vector<std::string> out;
-  for (const char* stem : {"tflops_per_gpu", "scaling_efficiency", "step_breakdown"})
+  for (const char* stem : {"tflops_per_gpu", "scaling_efficiency", "tokens_per_kwh", "step_breakdown"})
     for (const char* ext : {".png", ".svg"}) out.push_back(std::string(stem) + ext);
   return out;
 }

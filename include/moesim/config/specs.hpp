@@ -71,6 +71,7 @@ struct SystemSpec {
   double nic_latency_s = 0;               // NIC + cable, one way, per end
   FabricSpec fabric;
   int max_gpus = 0;                       // largest cluster the system file describes
+  double node_watts_per_gpu = 0;          // CPUs, NICs, memory, fans, static power, per GPU
   std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 };
 
