@@ -4,9 +4,10 @@
 // 2 tm tn (K + k_overhead) FLOP at the SM's tensor rate (the overhead: filling the pipeline and
 // writing the tile back), unless its operands cannot stream through shared memory fast enough
 // (small tiles reuse each loaded byte less). Tiles run in waves of `sm_count`, so a GEMM with
-// 1.1 waves of tiles takes two. The library picks the tile shape that finishes first. Grouped
-// expert GEMMs are one GEMM per expert on Transformer Engine's compute streams: their tiles
-// share the SMs, and each stream pays its kernels' fixed costs one after another.
+// 1.1 waves of tiles takes two, unless the library splits the reduction (split-K, stream-K).
+// It picks the tile shape and scheme that finish first. Grouped expert GEMMs are one GEMM per
+// expert on Transformer Engine's compute streams: the GEMMs running at once share the SMs, and
+// each stream pays its kernels' fixed costs one after another.
 #include <algorithm>
 #include <cmath>
 
@@ -43,30 +44,34 @@ GemmTime gemm_time(double m, double k, double n, int groups, Precision precision
   const auto it = arch.mainloop_efficiency.find(precision);
   const double mainloop = it == arch.mainloop_efficiency.end() ? 1.0 : it->second;
 
+  // Grouped GEMMs: `concurrent` experts' GEMMs run at once, one per compute stream, and share
+  // the SMs; the rounds of them run one after another.
+  const double concurrent = std::min(groups, std::max(1, arch.grouped_gemm_streams));
+  const double rounds = std::ceil(groups / concurrent);
   const Tile tiles[] = {{arch.tile_m, arch.tile_n}, {arch.tile_n, arch.tile_m}, {arch.tile_m, arch.tile_n / 2}};
-  double compute_s = INFINITY;
+  double round_s = INFINITY;
   for (const Tile& t : tiles) {
-    const double count = groups * std::ceil(m / t.m) * std::ceil(n / t.n);
+    const double count = concurrent * std::ceil(m / t.m) * std::ceil(n / t.n);
+    const double flop_per_s = tile_flop_per_s(t, family, gpu, g.clock_hz, mainloop);
     // Fewer tiles than SMs: the library splits K over the idle SMs (split-K / stream-K) and
     // reduces the FP32 partial tiles afterwards, as long as each split keeps a useful depth.
     const double split = std::max(1.0, std::min(std::floor(gpu.sm_count / count), std::floor(k / kMinSplitDepth)));
     const double waves = std::ceil(count * split / gpu.sm_count);
-    const double tile_s =
-        2 * t.m * t.n * (k / split + arch.k_overhead) / tile_flop_per_s(t, family, gpu, g.clock_hz, mainloop);
-    const double reduce_s = split > 1 ? split * groups * m * n * 4.0 / (gpu.hbm_bytes_per_s * arch.copy_hbm_efficiency) : 0;
-    compute_s = std::min(compute_s, waves * tile_s + reduce_s);
+    const double tile_s = 2 * t.m * t.n * (k / split + arch.k_overhead) / flop_per_s;
+    const double reduce_s =
+        split > 1 ? split * concurrent * m * n * 4.0 / (gpu.hbm_bytes_per_s * arch.copy_hbm_efficiency) : 0;
+    round_s = std::min(round_s, waves * tile_s + reduce_s);
     // Stream-K: the tiles' K iterations dealt out evenly over the SMs, no partial wave; a tile
     // shared by two SMs pays its prologue/epilogue twice and a fix-up of its partial sums.
-    const double flop_per_s = tile_flop_per_s(t, family, gpu, g.clock_hz, mainloop);
     const double stream_k_s = count / gpu.sm_count * 2 * t.m * t.n * (k + 2 * arch.k_overhead) / flop_per_s;
-    compute_s = std::min(compute_s, stream_k_s);
+    round_s = std::min(round_s, stream_k_s);
   }
+  const double compute_s = rounds * round_s;
   // A GEMM also streams its operands and output through HBM at least once.
   const double bytes = groups * ((m * k + k * n) * operand_bytes(family) + m * n * 2.0);
   const double memory_s = bytes / (gpu.hbm_bytes_per_s * arch.copy_hbm_efficiency);
-  // Fixed costs: one kernel per group, spread over the compute streams.
-  const int streams = std::max(1, std::min(groups, arch.grouped_gemm_streams));
-  const double fixed_s = std::ceil(static_cast<double>(groups) / streams) * arch.gemm_fixed_s;
+  // Fixed costs: one kernel per group; each stream pays its kernels' one after another.
+  const double fixed_s = rounds * arch.gemm_fixed_s;
 
   const double body_s = std::max(compute_s, memory_s);
   g.seconds = body_s + fixed_s;

@@ -167,7 +167,15 @@ TEST_CASE("H200 DeepSeek-V3 layers composed of the measured kernels within 10 %"
     CHECK(std::abs(error(l)) < 0.10);
   }
   SECTION("MoE layer at 4, 8 and 32 local experts, and the expert-count effect") {
-    // Measured: the per-expert GEMMs one after another (forward, data and weight gradient).
+    // Measured: the per-expert GEMMs one after another (forward, data and weight gradient), so
+    // the model runs them that way too, on one stream (Megatron's Transformer Engine overlaps
+    // four; see the grouped-GEMM test below).
+    cost::KernelCalibration sequential = calibration();
+    sequential.architectures.at(g.architecture).grouped_gemm_streams = 1;
+    auto model_grouped_s = [&](const model::Op& op) {
+      return cost::op_cost(op, model::Pass::forward, Precision::bf16, g, sequential).gpu_seconds +
+             cost::op_cost(op, model::Pass::backward, Precision::bf16, g, sequential).gpu_seconds;
+    };
     std::map<int, Layer> layers;
     for (const auto& [local, tokens] : std::vector<std::pair<int, int>>{{4, 8192}, {8, 4096}, {32, 1024}}) {
       const model::LayerProgram p = dsv3_layer(256 / local, true);
@@ -183,7 +191,7 @@ TEST_CASE("H200 DeepSeek-V3 layers composed of the measured kernels within 10 %"
       const model::Op& up = op_named(p, "expert_gate_up");
       REQUIRE(up.groups == local);
       REQUIRE(up.m == tokens);
-      l.model_s += model_fwd_bwd_s(up, g) + model_fwd_bwd_s(op_named(p, "expert_down"), g);
+      l.model_s += model_grouped_s(up) + model_grouped_s(op_named(p, "expert_down"));
       INFO(local << " local experts: measured " << l.measured_s * 1e3 << " ms, model " << l.model_s * 1e3 << " ms");
       CHECK(std::abs(error(l)) < 0.10);
       layers[local] = l;
@@ -260,11 +268,17 @@ TEST_CASE("Blackwell anchors: MXFP8 grouped GEMM, cuDNN attention, Blackwell Ult
     CHECK(b200f.gpu_seconds / b300f.gpu_seconds ==
           Approx(gb300.sustained_clock_hz_bf16 / gb200.sustained_clock_hz_bf16).epsilon(1e-6));
   }
-  SECTION("TAO-MOE: B200 MXFP8 row-wise cast of (131072, 7168) in 580.6 us") {
-    // Read BF16, write FP8 with one E8M0 scale per 32 elements, at the architecture's
-    // element-wise HBM efficiency.
+  SECTION("element-wise HBM efficiency: the H200 RMSNorm scaled by the generations' streaming") {
+    // 0.51 (H200 RMSNorm, measured) x (GB200 7.35 of 8 TB/s, AZ-BLOG) / (H200 4.01 of 4.8 TB/s,
+    // AZ-H200).
+    const double derived = 2448.3 / 4800 * (7.35 / 8) / (4.01 / 4.8);
+    CHECK(calibration().of(b200).elementwise_hbm_efficiency == Approx(derived).epsilon(0.01));
+    CHECK(calibration().of(gb300).elementwise_hbm_efficiency == Approx(derived).epsilon(0.01));
+    // TAO-MOE's MXFP8 row-wise cast of a 1.9 GB tensor on B200 (580.6 us) streams faster than a
+    // training-shape norm: the model takes 14 % longer for it.
     const double bytes = 131072.0 * 7168 * (2 + 1 + 1.0 / 32);
     const double s = bytes / (b200.hbm_bytes_per_s * calibration().of(b200).elementwise_hbm_efficiency);
-    CHECK(s == Approx(580.6e-6).epsilon(0.03));
+    CHECK(s > 580.6e-6);
+    CHECK(s < 1.2 * 580.6e-6);
   }
 }
