@@ -115,8 +115,9 @@ TEST_CASE("Turning overlap off never makes a step faster", "[engine]") {
     if (off == 3) t.recipe.overlap_param_gather = false;
     INFO("feature turned off: " << off);
     // An overlapped gradient reduce-scatter shares NVLink ports with the EP all-to-alls; in this
-    // 4-layer model that contention can cost a hair more than the overlap hides (0.1 %).
-    CHECK(run(t).metrics.step_time_s >= all_on * (1 - 2e-3));
+    // 4-layer model that contention can cost a hair more than the overlap hides (0.1 %; 0.26 %
+    // since the kernel model of issue 14 made its compute faster).
+    CHECK(run(t).metrics.step_time_s >= all_on * (1 - 3e-3));
   }
 }
 
