@@ -1,4 +1,5 @@
 // moesim compare A B: two scenarios, sweep files or sweep results side by side, with B/A.
+#include "command_files.hpp"
 #include "commands.hpp"
 #include "moesim/sweep/compare.hpp"
 
@@ -16,12 +17,19 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--format", args->format, "Output format")->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--configs", args->configs, "configs/ directory (default: found from each scenario)");
   cmd->add_option("-j,--jobs", args->jobs, "Points simulated at once for sweep files (default: the available cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
   cmd->add_option("-o,--output", args->output, "Write to this file instead of stdout");
   cmd->callback([args] {
     sweep::SweepOptions o;
     o.jobs = args->jobs;
     o.configs_dir = args->configs;
+    CommandFiles files;
+    for (const auto& [side, path] : {std::pair{"A", args->a}, std::pair{"B", args->b}})
+      for (const auto& f : sweep::comparison_input_files(path, o))
+        files.input(f, f == std::filesystem::path(path) ? std::string("compared file ") + side
+                                                        : std::string("a file that compared input ") + side + " reads");
+    files.output(args->output, "--output");
+    files.refuse_clashes();
     const sweep::SweepResult a = sweep::comparison_input(args->a, o);
     const sweep::SweepResult b = sweep::comparison_input(args->b, o);
     emit(args->format == "json" ? sweep::compare_json(a, b).dump(2) + "\n" : sweep::compare_table(a, b), args->output);

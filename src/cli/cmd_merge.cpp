@@ -2,6 +2,7 @@
 // into the output the unsharded sweep would have written, byte for byte.
 #include <fmt/format.h>
 
+#include "command_files.hpp"
 #include "commands.hpp"
 #include "moesim/sweep/plot.hpp"
 #include "moesim/sweep/result.hpp"
@@ -21,6 +22,13 @@ void add_merge_command(CLI::App& app) {
   cmd->add_option("-o,--output", a->output, "Directory for the merged sweep.json, sweep.csv, sweep.md")->required();
   cmd->add_flag("--plot", a->plot, "Also draw plots (PNG and SVG) with gnuplot into the output directory");
   cmd->callback([a] {
+    CommandFiles files;
+    for (const std::string& in : a->inputs)
+      files.input(std::filesystem::is_directory(in) ? std::filesystem::path(in) / "sweep.json" : std::filesystem::path(in),
+                  "merge input " + in);
+    for (const std::string& name : sweep::output_file_names(a->plot))
+      files.output(std::filesystem::path(a->output) / name, "--output's " + name);
+    files.refuse_clashes();
     std::vector<sweep::SweepResult> parts;
     for (const std::string& in : a->inputs) parts.push_back(sweep::read_result(in));
     const sweep::SweepResult r = sweep::merge_results(parts);

@@ -1,4 +1,5 @@
 // moesim plan SCENARIO: the layout, its groups on the machine and the memory per GPU.
+#include "command_files.hpp"
 #include "commands.hpp"
 #include "moesim/config/loader.hpp"
 #include "moesim/plan/memory.hpp"
@@ -19,7 +20,12 @@ void add_plan_command(CLI::App& app) {
   cmd->callback([=] {
     config::LoadOptions lo;
     lo.configs_dir = *configs;
+    config::InputRecorder recorder;
     const Scenario s = config::load_scenario(*scenario, lo);
+    CommandFiles files;
+    files.inputs_read(recorder, "the scenario");
+    files.output(*output, "--output");
+    files.refuse_clashes();
     const plan::Layout l = plan::make_layout(s);
     const auto memory = plan::memory_per_stage(s, l);
     emit(*format == "json" ? report::plan_json(s, l, memory).dump(2) + "\n"

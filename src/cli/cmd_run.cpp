@@ -4,6 +4,7 @@
 #include <climits>
 #include <sstream>
 
+#include "command_files.hpp"
 #include "commands.hpp"
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
@@ -11,6 +12,9 @@
 #include "moesim/driver/run.hpp"
 #include "moesim/report/report.hpp"
 #include "moesim/report/trace.hpp"
+#include "moesim/sweep/from_runs.hpp"
+#include "moesim/sweep/writers.hpp"
+#include "shared_options.hpp"
 
 namespace moesim::cli {
 
@@ -33,65 +37,113 @@ std::vector<int> parse_gpu_list(const std::string& text) {
   return out;
 }
 
+// The scenarios of a weak-scaling series, checked before any is simulated.
+std::vector<Scenario> series(const Scenario& base, const std::string& gpus) {
+  std::vector<Scenario> out;
+  for (int n : parse_gpu_list(gpus)) {
+    if (n > base.system.max_gpus)
+      throw ConfigError("--gpus", "$", fmt::format("at most {} GPUs on {} (max_gpus of the system), got {}",
+                                                   base.system.max_gpus, base.system.name, n));
+    // Weak scaling grows the global batch with the GPU count; it must still fit in an int.
+    if (const long long batch = static_cast<long long>(base.training.global_batch) * n / base.gpus; batch > INT_MAX)
+      throw ConfigError("--gpus", "$", fmt::format("GPU counts whose scaled global batch fits in 32 bits; {} GPUs "
+                                                   "would need a global batch of {}", n, batch));
+    out.push_back(driver::scaled_to(base, n));
+  }
+  return out;
+}
+
+std::string attribution_text(const std::vector<driver::AttributionStep>& steps, const std::string& format) {
+  if (format == "table") return driver::attribution_table(steps);
+  sweep::Json rows = sweep::Json::array();
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    rows.push_back({{"step", i}, {"change", steps[i].change}, {"tflops_per_gpu", steps[i].tflops_per_gpu},
+                    {"step_time_s", steps[i].step_time_s}});
+  if (format == "json") return rows.dump(2) + "\n";
+  std::vector<std::vector<std::string>> cells{{"step", "change", "tflops_per_gpu", "step_time_s"}};
+  for (const auto& row : rows) {
+    cells.emplace_back();
+    for (const auto& v : row) cells.back().push_back(sweep::plain_value(v));
+  }
+  return sweep::csv_text(cells);
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Simulate one training step and report throughput, breakdown and memory");
   struct Args {
     std::string scenario, format = "table", configs, output, fidelity = "folded", gpus, trace, attribute_from;
+    bool force = false, quiet = false, progress = false;
+    GateOptions gates;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("scenario", a->scenario, "Scenario JSON file")->required();
-  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--format", a->format, "Output format (csv: the columns of a sweep's sweep.csv)")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
   cmd->add_option("--configs", a->configs, "configs/ directory (default: found from the scenario)");
   cmd->add_option("-o,--output", a->output, "Write to this file instead of stdout");
   cmd->add_option("--fidelity", a->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
       ->check(CLI::IsMember({"folded", "full"}));
-  cmd->add_option("--gpus", a->gpus, "Weak scaling: comma-separated GPU counts, e.g. 256,512,1024");
+  auto* gpus = cmd->add_option("--gpus", a->gpus, "Weak scaling: comma-separated GPU counts, e.g. 256,512,1024");
   cmd->add_option("--trace", a->trace, "Also write the step as a Chrome trace-event JSON file (Perfetto)")
       ->excludes("--gpus");
   cmd->add_option("--attribute-from", a->attribute_from,
                   "Start from this stack and apply the scenario's stack settings one at a time, "
                   "showing TFLOP/s after each (e.g. megatron-lm-gb200-guide-baseline)")
       ->excludes("--gpus");
+  add_gate_options(cmd, a->gates, "a point of --gpus");
+  a->gates.min_eff_opt->needs(gpus);
+  cmd->add_flag("--force", a->force, "Simulate even when the work estimate exceeds this machine's memory");
+  cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  cmd->add_flag("--progress", a->progress, "Progress on stderr even when it is not a terminal (CI logs)");
   cmd->callback([a] {
+    if (!a->attribute_from.empty() && a->gates.gates().any())
+      throw ConfigError("--attribute-from", "$", "no CI gate with --attribute-from (it reports a table of steps)");
     config::LoadOptions lo;
     lo.configs_dir = a->configs;
+    CommandFiles files;
+    config::InputRecorder recorder;
     const Scenario base = config::load_scenario(a->scenario, lo);
     driver::RunOptions ro;
     ro.configs_dir = a->configs;
+    ro.force = a->force;
     ro.engine.fidelity = a->fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded;
     ro.engine.record_timeline = !a->trace.empty();
-    if (!a->attribute_from.empty()) {
-      emit(driver::attribution_table(driver::attribute(a->scenario, a->attribute_from, ro)), a->output);
-      return;
-    }
+    files.inputs_read(recorder, "the scenario");
+    files.input(driver::calibration_path(base, ro), "the kernel calibration");
+    if (!a->attribute_from.empty())
+      files.input(config::find_configs_dir(a->scenario, a->configs) / "stacks" / (a->attribute_from + ".json"),
+                  "the --attribute-from stack");
+    files.output(a->output, "--output");
+    files.output(a->trace, "--trace");
+    files.refuse_clashes();
 
-    if (a->gpus.empty()) {
-      const driver::RunResult r = driver::run_scenario(base, ro);
-      for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
-      std::string text = a->format == "json" ? report::run_json(r).dump(2) + "\n"
-                         : a->format == "csv" ? report::runs_csv({r})
-                                              : report::run_table(r);
-      emit(text, a->output);
-      if (!a->trace.empty()) emit(report::trace_json(r).dump() + "\n", a->trace);
+    const SimulationProgress progress(a->quiet, a->progress);
+    if (!a->attribute_from.empty()) {
+      ro.engine.on_progress = progress.hook(base.name);
+      const auto steps = driver::attribute(a->scenario, a->attribute_from, ro);
+      progress.done();
+      emit(attribution_text(steps, a->format), a->output);
       return;
     }
+    const std::vector<Scenario> scenarios = a->gpus.empty() ? std::vector<Scenario>{base} : series(base, a->gpus);
     std::vector<driver::RunResult> points;
-    for (int n : parse_gpu_list(a->gpus)) {
-      if (n > base.system.max_gpus)
-        throw ConfigError("--gpus", "$", fmt::format("at most {} GPUs on {} (max_gpus of the system), got {}",
-                                                     base.system.max_gpus, base.system.name, n));
-      // Weak scaling grows the global batch with the GPU count; it must still fit in an int.
-      if (const long long batch = static_cast<long long>(base.training.global_batch) * n / base.gpus; batch > INT_MAX)
-        throw ConfigError("--gpus", "$", fmt::format("GPU counts whose scaled global batch fits in 32 bits; {} GPUs "
-                                                     "would need a global batch of {}", n, batch));
-      points.push_back(driver::run_scenario(driver::scaled_to(base, n), ro));
+    for (const Scenario& s : scenarios) {
+      ro.engine.on_progress = progress.hook(s.name);
+      points.push_back(driver::run_scenario(s, ro));
+      progress.done();
+      for (const auto& w : points.back().warnings) fmt::print(stderr, "warning: {}\n", w);
     }
-    std::string text = a->format == "json" ? report::scaling_json(points).dump(2) + "\n"
-                       : a->format == "csv" ? report::runs_csv(points)
-                                            : report::scaling_table(points);
+    const sweep::SweepResult rows = sweep::runs_as_result(points, !a->gpus.empty());
+    std::string text;
+    if (a->format == "csv") text = sweep::result_csv(rows);
+    else if (a->gpus.empty()) text = a->format == "json" ? report::run_json(points.front()).dump(2) + "\n"
+                                                         : report::run_table(points.front());
+    else text = a->format == "json" ? report::scaling_json(points).dump(2) + "\n" : report::scaling_table(points);
     emit(text, a->output);
+    if (!a->trace.empty()) emit(report::trace_json(points.front()).dump() + "\n", a->trace);
+    enforce_gates(a->gates.gates(), sweep::gate_points(rows));
   });
 }
 

@@ -1,14 +1,18 @@
 // moesim validate: every published run reproduced, with the error; --format markdown writes
-// docs/validation.md.
+// docs/validation.md. Exit 1 when a row is outside its tolerance (driver::validation_failures).
 #include <fmt/format.h>
 
+#include "command_files.hpp"
 #include "commands.hpp"
+#include "moesim/config/loader.hpp"
 #include "moesim/driver/validate.hpp"
+#include "shared_options.hpp"
 
 namespace moesim::cli {
 
 void add_validate_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("validate", "Reproduce every published run and report the errors");
+  auto* cmd = app.add_subcommand("validate", "Reproduce every published run and report the errors (exit 1 when a "
+                                             "run is outside its tolerance)");
   struct Args {
     std::string dir = std::string(MOESIM_SOURCE_DIR) + "/scenarios/published";
     std::string record = std::string(MOESIM_SOURCE_DIR) + "/scenarios/gb300-256-record.json";
@@ -23,20 +27,32 @@ void add_validate_command(CLI::App& app) {
   cmd->callback([a] {
     driver::RunOptions ro;
     ro.configs_dir = a->configs;
+    CommandFiles files;
+    {
+      config::InputRecorder recorder;
+      for (const auto& f : driver::published_scenarios(a->dir)) config::load_scenario(f, {a->configs});
+      config::load_scenario(a->record, {a->configs});
+      files.inputs_read(recorder, "a scenario it reproduces");
+    }
+    files.output(a->output, "--output");
+    files.refuse_clashes();
+
     const driver::Validation v = driver::validate(a->dir, a->record, ro);
     if (a->format == "markdown") {
       emit(driver::validation_markdown(v), a->output);
-      return;
+    } else {
+      std::string text = fmt::format("{:<28}{:>11}{:>11}{:>9}{:>7}  {}\n", "run", "published", "moesim", "error", "tol", "status");
+      for (const auto& r : v.runs)
+        text += fmt::format("{:<28}{:>11.1f}{:>11.1f}{:>8.1f}%{:>6.0f}%  {}\n", r.published.id, r.published.tflops_per_gpu,
+                            r.simulated_tflops, 100 * r.relative_error, 100 * r.published.tolerance,
+                            !r.within_tolerance ? "OUTSIDE" : r.published.known_gap.empty() ? "ok" : "known gap");
+      text += fmt::format("history monotone: {}\nscaling {} -> {} GPUs: {:.1f} % (published {:.1f} %)\n",
+                          v.history_monotone ? "yes" : "NO", v.scaling.from_gpus, v.scaling.to_gpus,
+                          100 * v.scaling.efficiency, 100 * v.scaling.published);
+      emit(text, a->output);
     }
-    std::string text = fmt::format("{:<28}{:>11}{:>11}{:>9}{:>7}  {}\n", "run", "published", "moesim", "error", "tol", "status");
-    for (const auto& r : v.runs)
-      text += fmt::format("{:<28}{:>11.1f}{:>11.1f}{:>8.1f}%{:>6.0f}%  {}\n", r.published.id, r.published.tflops_per_gpu,
-                          r.simulated_tflops, 100 * r.relative_error, 100 * r.published.tolerance,
-                          !r.within_tolerance ? "OUTSIDE" : r.published.known_gap.empty() ? "ok" : "known gap");
-    text += fmt::format("history monotone: {}\nscaling {} -> {} GPUs: {:.1f} % (published {:.1f} %)\n",
-                        v.history_monotone ? "yes" : "NO", v.scaling.from_gpus, v.scaling.to_gpus,
-                        100 * v.scaling.efficiency, 100 * v.scaling.published);
-    emit(text, a->output);
+    if (const auto failures = driver::validation_failures(v); !failures.empty())
+      throw GateFailure(fmt::format("validation failed: {}", fmt::join(failures, "\nvalidation failed: ")));
   });
 }
 

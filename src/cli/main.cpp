@@ -27,7 +27,9 @@ int main(int argc, char** argv) {
     // one of CLI11's own codes (105, 106, ...) that the documented exit codes do not include.
     return app.exit(e) == 0 ? 0 : 2;
   } catch (const moesim::ConfigError& e) {
-    fmt::print(stderr, "error: {}\n  (see docs/scenarios.md for every key)\n", e.what());
+    // Options (--gpus, --output) are not configuration keys: no pointer to the key reference.
+    const bool option = !e.file().empty() && e.file()[0] == '-';
+    fmt::print(stderr, "error: {}\n{}", e.what(), option ? "" : "  (see docs/scenarios.md for every key)\n");
     return 2;
   } catch (const moesim::InfeasibleError& e) {
     fmt::print(stderr, "error: {}\n  (see docs/scenarios.md, section layout)\n", e.what());

@@ -1,4 +1,6 @@
 // Strict JSON reading: malformed text and duplicate keys are ConfigErrors that say where.
+#include <fmt/format.h>
+
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -9,6 +11,7 @@
 
 namespace moesim::config {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
@@ -97,17 +100,44 @@ json parse_json_text(const std::string& text, const std::string& label) {
   }
 }
 
-json read_json_file(const std::filesystem::path& file) {
+namespace {
+InputRecorder* current_recorder = nullptr;
+}  // namespace
+
+InputRecorder::InputRecorder() : outer_(current_recorder) { current_recorder = this; }
+InputRecorder::~InputRecorder() { current_recorder = outer_; }
+void InputRecorder::add(const std::filesystem::path& file) {
+  for (InputRecorder* r = this; r; r = r->outer_) r->files_.push_back(file);
+}
+
+std::string read_text_file(const std::filesystem::path& file, std::size_t max_bytes) {
+  if (current_recorder) current_recorder->add(file);
+  const std::string limit = fmt::format("at most {} MiB (moesim reads no larger input)", max_bytes >> 20);
+  std::error_code ec;
+  if (fs::is_regular_file(file, ec)) {
+    const auto size = fs::file_size(file, ec);
+    if (!ec && size > max_bytes)
+      throw ConfigError(file.string(), "$", fmt::format("a file of {}; this one has {} bytes", limit, size));
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ConfigError(file.string(), "$", "an existing, readable JSON file");
   std::string text;
   try {  // a directory opens, then fails on the first read (libstdc++ throws from underflow)
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::vector<char> buf(1 << 16);
+    while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+      text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+      if (text.size() > max_bytes)  // a device or pipe (/dev/zero) has no size to check first
+        throw ConfigError(file.string(), "$", fmt::format("an input of {}; more was read", limit));
+    }
+  } catch (const ConfigError&) {
+    throw;
   } catch (const std::exception& e) {
     throw ConfigError(file.string(), "$", std::string("an existing, readable JSON file; reading failed: ") + e.what());
   }
   if (in.bad()) throw ConfigError(file.string(), "$", "an existing, readable JSON file; reading failed");
-  return parse_json_text(text, file.string());
+  return text;
 }
+
+json read_json_file(const std::filesystem::path& file) { return parse_json_text(read_text_file(file), file.string()); }
 
 }  // namespace moesim::config

@@ -4,9 +4,17 @@
 
 #include "moesim/config/loader.hpp"
 #include "moesim/cost/kernel_model.hpp"
+#include "moesim/driver/work_estimate.hpp"
 #include "moesim/workload/step_builder.hpp"
 
 namespace moesim::driver {
+
+std::filesystem::path calibration_path(const Scenario& s, const RunOptions& options) {
+  if (!options.calibration_file.empty()) return options.calibration_file;
+  const auto dir = options.configs_dir.empty() ? config::find_configs_dir(s.file)
+                                               : std::filesystem::path(options.configs_dir);
+  return cost::default_calibration_file(dir);
+}
 
 RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   RunResult r;
@@ -21,13 +29,9 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
         "out of memory (simulated anyway)",
         m.pp_rank, m.total_bytes() / 1e9, s.system.gpu.name, m.usable_bytes / 1e9));
   }
-  std::filesystem::path cal = options.calibration_file;
-  if (cal.empty()) {
-    const auto dir = options.configs_dir.empty() ? config::find_configs_dir(s.file)
-                                                 : std::filesystem::path(options.configs_dir);
-    cal = cost::default_calibration_file(dir);
-  }
-  const cost::KernelCalibration calibration = cost::load_calibration(cal);
+  const cost::KernelCalibration calibration = cost::load_calibration(calibration_path(s, options));
+  const WorkEstimate work = estimate_work(r.layout, workload::task_counts(s, r.layout, calibration), options.engine);
+  refuse_oversized(work, available_memory_bytes(), options.force);
   const workload::StepProgram program = workload::build_step(s, r.layout, calibration);
   r.sim = engine::simulate(s, r.layout, program, options.engine);
   if (options.engine.record_timeline) r.program = program;

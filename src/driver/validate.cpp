@@ -5,18 +5,35 @@
 #include <algorithm>
 #include <cmath>
 
+#include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
 
 namespace moesim::driver {
 
+std::vector<std::filesystem::path> published_scenarios(const std::filesystem::path& published_dir) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(published_dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".json") files.push_back(it->path());
+  if (ec) throw ConfigError(published_dir.string(), "$", "a readable folder of published scenarios: " + ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<std::string> validation_failures(const Validation& v) {
+  std::vector<std::string> out;
+  for (const auto& r : v.runs)
+    if (!r.within_tolerance)
+      out.push_back(fmt::format("{}: {:.1f} TFLOP/s per GPU simulated, {:.1f} published: {:+.1f} % is outside its "
+                                "tolerance of {:.0f} %", r.published.id, r.simulated_tflops,
+                                r.published.tflops_per_gpu, 100 * r.relative_error, 100 * r.published.tolerance));
+  return out;
+}
+
 Validation validate(const std::filesystem::path& published_dir,
                     const std::filesystem::path& record_scenario, const RunOptions& options) {
   Validation v;
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(published_dir))
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) {
+  for (const auto& f : published_scenarios(published_dir)) {
     const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir});
     if (!s.published || s.published->tflops_per_gpu <= 0) continue;
     ValidationRow row;

@@ -3,6 +3,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <array>
+#include <chrono>
 #include <memory>
 #include <mutex>
 
@@ -88,7 +89,10 @@ class Simulation {
                            [this, &g, ids = std::move(per_stream[st]), st]() { stream(g, ids, st); });
       }
     }
+    for (const Gpu& g : gpus_) tasks_total_ += static_cast<long long>(g.program->tasks.size());
+    last_report_ = std::chrono::steady_clock::now();
     engine->run();
+    if (opt_.on_progress) opt_.on_progress(SimProgress{activities_, tasks_total_, sg4::Engine::get_clock()});
 
     SimResult result;
     result.step_time_s = sg4::Engine::get_clock();
@@ -128,6 +132,15 @@ class Simulation {
     }
   }
 
+  // Looks at the wall clock every 4,096 tasks only: cheap beside a task's own cost.
+  void report_progress() {
+    if (!opt_.on_progress || (activities_ & 4095) != 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_report_).count() < opt_.progress_interval_s) return;
+    last_report_ = now;
+    opt_.on_progress(SimProgress{activities_, tasks_total_, sg4::Engine::get_clock()});
+  }
+
   static void wake(Gpu& g, std::uint8_t streams) {
     for (int s = 0; s < workload::kStreams; ++s)
       if (streams & (1u << s)) g.wake[s]->notify_all();
@@ -154,6 +167,7 @@ class Simulation {
       execute(g, t, tags[static_cast<int>(t.group)]);
       const double end = sg4::Engine::get_clock();
       ++activities_;
+      report_progress();
       if (g.observed) g.intervals.push_back({id, start, end});
       std::unique_lock<sg4::Mutex> lock(*g.mutex);
       g.done[id] = 1;
@@ -202,6 +216,8 @@ class Simulation {
   std::vector<int> index_of_;
   std::vector<std::vector<std::uint8_t>> dependents_, message_waiters_;
   long long activities_ = 0;
+  long long tasks_total_ = 0;
+  std::chrono::steady_clock::time_point last_report_;
 };
 
 }  // namespace

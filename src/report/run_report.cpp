@@ -169,7 +169,7 @@ std::string runs_csv(const std::vector<driver::RunResult>& results) {
   std::string out =
       "scenario,system,gpus,precision,tp,pp,vpp,ep,dp,microbatches,step_time_s,tflops_per_gpu,"
       "tokens_per_s_per_gpu,mfu,compute_s,host_overhead_s,exposed_ep_s,exposed_tp_s,exposed_pp_s,"
-      "exposed_dp_s,bubble_s,optimizer_s,max_memory_bytes,fits_in_memory,energy_j_per_step,tokens_per_kwh\n";
+      "exposed_dp_s,bubble_s,optimizer_s,max_memory_bytes,fits_in_memory\n";
   for (const auto& r : results) {
     // The slowest pipeline rank's breakdown stands for the step.
     engine::Breakdown b;
@@ -185,14 +185,14 @@ std::string runs_csv(const std::vector<driver::RunResult>& results) {
     for (char& c : name)
       if (c == ',' || c == '"') c = ' ';
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},"
-                       "{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g}\n",
+                       "{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{}\n",
                        name, r.scenario.system.name, r.scenario.gpus, to_string(r.scenario.training.precision),
                        r.layout.tp, r.layout.pp, r.layout.vpp, r.layout.ep, r.layout.dp,
                        r.layout.microbatches, r.metrics.step_time_s, r.metrics.tflops_per_gpu,
                        r.metrics.tokens_per_s_per_gpu, r.metrics.mfu, b.compute_s, b.host_overhead_s,
                        b.exposed_ep_dispatch_s + b.exposed_ep_combine_s, b.exposed_tp_s,
                        b.exposed_pp_s, b.exposed_dp_s, b.bubble_s, b.optimizer_s, max_mem,
-                       r.fits_in_memory ? "true" : "false", step_energy(r).total_j(), step_energy(r).tokens_per_kwh);
+                       r.fits_in_memory ? "true" : "false");
   }
   return out;
 }

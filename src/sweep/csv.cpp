@@ -13,23 +13,26 @@ std::string csv_field(const std::string& text) {
 
 }  // namespace
 
-std::string result_csv(const SweepResult& r) {
-  const std::vector<std::string> columns = row_columns(r.axis_columns);
+std::string csv_text(const std::vector<std::vector<std::string>>& rows) {
   std::string out;
-  const auto line = [&out](const std::vector<std::string>& cells) {
+  for (const auto& cells : rows) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
       if (i > 0) out += ',';
       out += csv_field(cells[i]);
     }
     out += '\n';
-  };
-  line(columns);
-  for (const Json& row : r.rows) {
-    std::vector<std::string> cells;
-    for (const std::string& c : columns) cells.push_back(plain_value(row[c]));
-    line(cells);
   }
   return out;
+}
+
+std::string result_csv(const SweepResult& r) {
+  const std::vector<std::string> columns = row_columns(r.axis_columns);
+  std::vector<std::vector<std::string>> rows{columns};
+  for (const Json& row : r.rows) {
+    rows.emplace_back();
+    for (const std::string& c : columns) rows.back().push_back(plain_value(row[c]));
+  }
+  return csv_text(rows);
 }
 
 std::string result_json_text(const SweepResult& r) { return to_json(r).dump(2) + "\n"; }

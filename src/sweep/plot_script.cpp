@@ -165,12 +165,13 @@ std::vector<std::string> plot_images() {
   return out;
 }
 
+std::vector<std::string> plot_file_names() { return {"plot.gp", "plot-series.dat", "plot-breakdown.dat"}; }
+
 std::vector<PlotFile> plot_files(const SweepResult& r) {
   const std::vector<Series> series = ok_series(r);
   if (series.empty()) return {};
-  return {{"plot.gp", script(r, series)},
-          {"plot-series.dat", series_data(series)},
-          {"plot-breakdown.dat", breakdown_data(series)}};
+  const std::vector<std::string> names = plot_file_names();
+  return {{names[0], script(r, series)}, {names[1], series_data(series)}, {names[2], breakdown_data(series)}};
 }
 
 }  // namespace moesim::sweep

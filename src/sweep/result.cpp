@@ -3,11 +3,10 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "moesim/config/error.hpp"
+#include "moesim/config/loader.hpp"
 
 namespace moesim::sweep {
 
@@ -106,13 +105,16 @@ SweepResult result_from_json(const Json& j, const std::string& label) {
 
 SweepResult read_result(const fs::path& file_or_dir) {
   const fs::path file = fs::is_directory(file_or_dir) ? file_or_dir / "sweep.json" : file_or_dir;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(file.string(), "$", "an existing, readable sweep result (sweep.json, or a directory holding one)");
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text;
+  try {
+    text = config::read_text_file(file);
+  } catch (const ConfigError& e) {
+    throw ConfigError(file.string(), "$", "an existing, readable sweep result (sweep.json, or a directory holding one); " +
+                                              e.expected());
+  }
   Json j;
   try {
-    j = Json::parse(text.str());
+    j = Json::parse(text);
   } catch (const Json::parse_error& e) {
     throw ConfigError(file.string(), "$", std::string("well-formed JSON: ") + e.what());
   }

@@ -1,6 +1,9 @@
 #include "moesim/sweep/run.hpp"
 
+#include <algorithm>
+
 #include "moesim/config/error.hpp"
+#include "moesim/config/loader.hpp"
 #include "moesim/driver/run.hpp"
 #include "moesim/sweep/point.hpp"
 #include "moesim/sweep/worker_pool.hpp"
@@ -22,11 +25,35 @@ Json run_point(const Point& p, const SweepOptions& options) {
   }
 }
 
+std::vector<std::filesystem::path> input_files(const SweepSpec& spec, const SweepOptions& options) {
+  config::InputRecorder recorder;
+  recorder.add(spec.file);
+  for (const Point& p : expand(spec)) {
+    if (options.shard && !options.shard->owns(p.index)) continue;
+    try {
+      const Scenario s = point_scenario(p, options.configs_dir);
+      driver::RunOptions ro;
+      ro.configs_dir = options.configs_dir.string();
+      recorder.add(driver::calibration_path(s, ro));
+    } catch (const ConfigError&) {
+    } catch (const InfeasibleError&) {
+    }
+  }
+  std::vector<std::filesystem::path> unique;
+  for (const auto& f : recorder.files())
+    if (std::find(unique.begin(), unique.end(), f) == unique.end()) unique.push_back(f);
+  return unique;
+}
+
 SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   const std::vector<Point> all = expand(spec);
   std::vector<Point> mine;
-  for (const Point& p : all)
-    if (!options.shard || options.shard->owns(p.index)) mine.push_back(p);
+  std::vector<Json> rows;  // finished earlier, then in order of index with the new ones
+  for (const Point& p : all) {
+    if (options.shard && !options.shard->owns(p.index)) continue;
+    if (const auto it = options.finished.find(p.index); it != options.finished.end()) rows.push_back(it->second);
+    else mine.push_back(p);
+  }
 
   SweepResult result = empty_result(spec, static_cast<int>(all.size()), options.shard);
   result.rows.resize(mine.size());
@@ -49,6 +76,9 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     result.rows[static_cast<std::size_t>(k)] = std::move(row);
   };
   run_in_workers(static_cast<int>(mine.size()), options.jobs > 0 ? options.jobs : available_cores(), job, done);
+  for (Json& row : rows) result.rows.push_back(std::move(row));
+  std::stable_sort(result.rows.begin(), result.rows.end(),
+                   [](const Json& a, const Json& b) { return a["index"].get<int>() < b["index"].get<int>(); });
   fill_scaling_efficiency(result);
   return result;
 }

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "moesim/sweep/plot.hpp"
 #include "moesim/sweep/writers.hpp"
 #include "moesim/util/atomic_file.hpp"
 
@@ -14,6 +15,14 @@ void write_outputs(const std::filesystem::path& dir, const SweepResult& r) {
   util::write_file_atomically(dir / "sweep.json", result_json_text(r));
   util::write_file_atomically(dir / "sweep.csv", result_csv(r));
   util::write_file_atomically(dir / "sweep.md", result_markdown(r));
+}
+
+std::vector<std::string> output_file_names(bool plots) {
+  std::vector<std::string> names{"sweep.json", "sweep.csv", "sweep.md"};
+  if (!plots) return names;
+  for (const std::vector<std::string>& more : {plot_file_names(), plot_images()})
+    names.insert(names.end(), more.begin(), more.end());
+  return names;
 }
 
 std::string status_summary(const SweepResult& r) {

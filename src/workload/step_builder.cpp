@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "moesim/model/flops.hpp"
 #include "moesim/plan/memory.hpp"
 #include "pass_lowering.hpp"
@@ -288,6 +290,30 @@ class StepEmitter {
 };
 
 }  // namespace
+
+std::vector<long long> task_counts(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal) {
+  const PassLowering lowering(s, l, cal);
+  const int stages = l.pp * l.vpp;
+  std::vector<long long> counts;
+  for (int r = 0; r < l.pp; ++r) {
+    long long per_microbatch = 0;
+    int step_tasks = 1;  // the optimizer
+    for (int c = 0; c < l.vpp; ++c) {
+      const int v = c * l.pp + r;
+      for (Phase phase : {Phase::forward, Phase::backward}) {
+        const std::size_t items = lowering.lower(r, c, phase).size();
+        per_microbatch += static_cast<long long>(std::max<std::size_t>(items, 1));  // an empty pass is one idle task
+      }
+      per_microbatch += (v + 1 < stages ? 1 : 0) + (v > 0 ? 1 : 0);  // the passes' sends onwards
+      const plan::ParamShard p = plan::chunk_params(s, l, r, c);
+      const int dense = l.dp * l.cp > 1 && p.dense_params > 0 ? 1 : 0;
+      const int expert = l.edp > 1 && p.expert_params > 0 ? 1 : 0;
+      step_tasks += 2 * (dense + expert);  // parameter all-gathers and gradient reduce-scatters
+    }
+    counts.push_back(per_microbatch * l.microbatches + step_tasks);
+  }
+  return counts;
+}
 
 StepProgram build_step(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal) {
   StepProgram step;

@@ -6,6 +6,7 @@
 // ...), and a system names its GPU (configs/hardware/<name>.json). Any reference may instead be
 // an object {"base": "<name>", <field>: <value>, ...} that overrides fields of the referenced
 // file inline (objects merge recursively).
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -26,8 +27,34 @@ struct LoadOptions {
   std::filesystem::path configs_dir;  // empty: find_configs_dir(scenario file)
 };
 
+// Input files larger than this are refused before they are read whole (a scenario or config is
+// kilobytes; a sweep result of 100,000 points about 100 MB): `moesim run /dev/zero` must not
+// read until memory runs out.
+inline constexpr std::size_t kMaxInputBytes = std::size_t{256} << 20;
+
+// A file's whole text; ConfigError naming the file when it cannot be read or is larger than
+// `max_bytes` (regular files are refused from their size, streams after max_bytes + 1 bytes).
+std::string read_text_file(const std::filesystem::path& file, std::size_t max_bytes = kMaxInputBytes);
+
 // Reads a JSON file; malformed JSON is a ConfigError naming line and column.
 nlohmann::json read_json_file(const std::filesystem::path& file);
+
+// Every file read_text_file() reads while a recorder lives is added to it (and to the
+// recorders it was created inside): how a command learns all its inputs (the scenario and each
+// config it references) to refuse an output that would overwrite one of them. Single-threaded.
+class InputRecorder {
+ public:
+  InputRecorder();
+  ~InputRecorder();
+  InputRecorder(const InputRecorder&) = delete;
+  InputRecorder& operator=(const InputRecorder&) = delete;
+  const std::vector<std::filesystem::path>& files() const { return files_; }
+  void add(const std::filesystem::path& file);
+
+ private:
+  std::vector<std::filesystem::path> files_;
+  InputRecorder* outer_;
+};
 // Same for JSON text already in memory; `label` names it in errors. A key given twice in one
 // object is an error too (nlohmann would silently keep the last one).
 nlohmann::json parse_json_text(const std::string& text, const std::string& label);

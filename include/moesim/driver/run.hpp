@@ -1,6 +1,7 @@
 #pragma once
 // The whole data flow for one scenario: plan -> memory -> step program -> simulation -> metrics.
 // Everything a report needs, as plain values.
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@ struct RunOptions {
   engine::Options engine;
   std::string calibration_file;  // empty: <configs>/calibration/kernels.json
   std::string configs_dir;       // used to find the calibration when calibration_file is empty
+  bool force = false;            // simulate even when the work estimate exceeds this machine
 };
 
 struct Metrics {
@@ -40,7 +42,11 @@ struct RunResult {
   std::vector<std::string> warnings;
 };
 
-// Throws InfeasibleError for layouts that cannot be built (reported, not crashed on).
+// The kernel calibration file a run of `s` reads.
+std::filesystem::path calibration_path(const Scenario& s, const RunOptions& options);
+
+// Throws InfeasibleError for layouts that cannot be built and for runs whose work estimate
+// (work_estimate.hpp) exceeds this machine (reported, not crashed on).
 RunResult run_scenario(const Scenario& s, const RunOptions& options);
 
 // Weak scaling: the same layout at another GPU count, the global batch grown with DP.

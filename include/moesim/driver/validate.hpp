@@ -30,9 +30,17 @@ struct Validation {
   ScalingCheck scaling;                     // record layout 256 -> 1,024 GPUs
 };
 
+// The *.json files of `published_dir`, sorted by name.
+std::vector<std::filesystem::path> published_scenarios(const std::filesystem::path& published_dir);
+
 // Runs every *.json in `published_dir`; the scaling check weak-scales `record_scenario`.
 Validation validate(const std::filesystem::path& published_dir,
                     const std::filesystem::path& record_scenario, const RunOptions& options);
+
+// What fails `moesim validate` (exit 1): one line per row outside its tolerance. Empty when the
+// validation passes. The one place that decides it (the history's order and the scaling are
+// reported, not gated).
+std::vector<std::string> validation_failures(const Validation& v);
 
 // docs/validation.md: the table, the known gaps and where the record step's time goes.
 std::string validation_markdown(const Validation& v);

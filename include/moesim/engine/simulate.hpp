@@ -3,6 +3,7 @@
 // executing its stream's tasks in order and waiting on dependencies and pipeline messages the
 // way a CUDA stream waits on events. Overlap is not an input: it emerges wherever the program
 // puts independent work on different streams.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,21 @@
 
 namespace moesim::engine {
 
+// How far a running simulation is.
+struct SimProgress {
+  long long tasks_done = 0;      // tasks executed so far, all simulated GPUs
+  long long tasks_total = 0;
+  double simulated_s = 0;        // simulated clock
+};
+
 struct Options {
   platform::Fidelity fidelity = platform::Fidelity::folded;
   bool record_timeline = false;  // keep every task's interval of the observed ranks (for traces)
+  // Progress hook, called about every progress_interval_s of wall time while the simulation
+  // runs, and once at its end. It runs in the simulating process, a child of the caller (see
+  // simulate()): it shares no memory with the caller and should only write to a descriptor.
+  std::function<void(const SimProgress&)> on_progress;
+  double progress_interval_s = 0.5;
 };
 
 // Where the time of one observed GPU went; the parts add up to the step time.

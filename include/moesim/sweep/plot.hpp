@@ -19,6 +19,9 @@ struct PlotFile {
 // plot.gp, plot-series.dat and plot-breakdown.dat; empty when no point has a result.
 std::vector<PlotFile> plot_files(const SweepResult& r);
 
+// The script and data files plot_files() writes, in its order.
+std::vector<std::string> plot_file_names();
+
 // The image files plot.gp draws.
 std::vector<std::string> plot_images();
 

@@ -2,6 +2,7 @@
 // Running a sweep: every point (of this shard) in worker processes, results by point index.
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 
 #include "moesim/platform/platform.hpp"
@@ -16,13 +17,21 @@ struct SweepOptions {
   std::optional<Shard> shard;          // absent: every point
   std::filesystem::path configs_dir;   // empty: found from each base scenario
   platform::Fidelity fidelity = platform::Fidelity::folded;
-  // Called in this process as each point finishes (completion order): progress reporting.
+  // Called in this process as each point finishes (completion order): progress, the journal.
   std::function<void(const Json& row)> on_point;
+  // Rows of points finished by an earlier, interrupted run (journal.hpp), by point index: used
+  // as they are, not run again, and not passed to on_point.
+  std::map<int, Json> finished;
 };
 
 // Invalid and infeasible points are rows saying why; only unexpected failures are "error" rows.
 // The result (rows, and hence every output) does not depend on `jobs`.
 SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options);
+
+// Every file the sweep reads: the sweep file, its base scenarios, and the configuration files
+// and kernel calibration each point references (a point that does not load is skipped: it
+// becomes a row saying why). Loading only, no simulation: a check before any work.
+std::vector<std::filesystem::path> input_files(const SweepSpec& spec, const SweepOptions& options);
 
 // One point in this process (it forks only for the simulation itself).
 Json run_point(const Point& p, const SweepOptions& options);

@@ -15,9 +15,17 @@ std::string plain_value(const Json& v);
 // "label=gb300-bf16, gpus=512": the point's axis values; "point 3" without axes.
 std::string point_name(const std::vector<std::string>& axis_columns, const Json& row);
 
+// Lines of cells, each quoted as RFC 4180 requires (a comma, quote, CR or LF in a cell: the
+// cell in double quotes, its quotes doubled); lines end with LF.
+std::string csv_text(const std::vector<std::vector<std::string>>& rows);
+
 std::string result_json_text(const SweepResult& r);  // sweep.json
 std::string result_csv(const SweepResult& r);        // sweep.csv: every column, RFC 4180 quoting
 std::string result_markdown(const SweepResult& r);   // sweep.md: the main columns, reasons below
+
+// The names of the files a sweep's output directory receives (with the plots' script, data
+// and images when `plots`), for checking them against the command's inputs before any work.
+std::vector<std::string> output_file_names(bool plots);
 
 // Writes sweep.json, sweep.csv and sweep.md into `dir` (created if missing), each atomically.
 // std::runtime_error naming the file when one cannot be written.

@@ -25,6 +25,10 @@ struct ScheduleEntry {
 // Megatron's forward_backward_pipelining_with_interleaving order (non-interleaved when vpp=1).
 std::vector<ScheduleEntry> pipeline_schedule(const plan::Layout& l, int pp_rank);
 
+// Tasks build_step() would put in each pipeline rank's program, counted without building it
+// (its size grows with micro-batches x layers; the work estimate must not pay that).
+std::vector<long long> task_counts(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal);
+
 StepProgram build_step(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal);
 
 }  // namespace moesim::workload

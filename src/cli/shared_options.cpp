@@ -1,0 +1,67 @@
+#include "shared_options.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "moesim/util/atomic_file.hpp"
+
+namespace moesim::cli {
+
+driver::Gates GateOptions::gates() const {
+  driver::Gates g;
+  if (min_eff_opt && min_eff_opt->count() > 0) g.min_scaling_efficiency = min_scaling_efficiency;
+  if (max_step_opt && max_step_opt->count() > 0) g.max_step_time_s = max_step_time_s;
+  if (min_tflops_opt && min_tflops_opt->count() > 0) g.min_tflops_per_gpu = min_tflops;
+  return g;
+}
+
+void add_gate_options(CLI::App* cmd, GateOptions& g, const std::string& efficiency_scope) {
+  g.min_eff_opt = cmd->add_option("--min-scaling-efficiency", g.min_scaling_efficiency,
+                                  "CI gate: exit 1 when " + efficiency_scope +
+                                      " keeps less than this fraction of the first point's per-GPU throughput (e.g. 0.97)")
+                      ->check(CLI::Range(0.0, 2.0));
+  g.max_step_opt = cmd->add_option("--max-step-time", g.max_step_time_s,
+                                   "CI gate: exit 1 when a point's step time exceeds this many seconds")
+                       ->check(CLI::Range(0.0, 1e9));
+  g.min_tflops_opt = cmd->add_option("--min-tflops", g.min_tflops,
+                                     "CI gate: exit 1 when a point's model TFLOP/s per GPU is below this")
+                         ->check(CLI::Range(0.0, 1e6));
+}
+
+void enforce_gates(const driver::Gates& gates, const std::vector<driver::GatePoint>& points) {
+  const std::vector<std::string> failures = driver::gate_failures(gates, points);
+  if (!failures.empty()) throw GateFailure(fmt::format("CI gate failed: {}", fmt::join(failures, "\nCI gate failed: ")));
+}
+
+SimulationProgress::SimulationProgress(bool quiet, bool forced) {
+  terminal_ = ::isatty(STDERR_FILENO) == 1;
+  if (quiet || (!terminal_ && !forced)) return;
+  fd_ = ::dup(STDERR_FILENO);  // the simulating child's own stderr goes to its parent's pipe
+}
+
+SimulationProgress::~SimulationProgress() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::function<void(const engine::SimProgress&)> SimulationProgress::hook(const std::string& label) const {
+  if (fd_ < 0) return {};
+  constexpr double kQuietFirst_s = 2.0;     // short runs print nothing
+  constexpr double kLineEvery_s = 5.0;      // plain lines in logs, not a flood
+  return [fd = fd_, terminal = terminal_, start = start_, label, last = -1.0](const engine::SimProgress& p) mutable {
+    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (elapsed_s < kQuietFirst_s || (!terminal && last >= 0 && elapsed_s - last < kLineEvery_s)) return;
+    last = elapsed_s;
+    const double percent = p.tasks_total > 0 ? 100.0 * static_cast<double>(p.tasks_done) / p.tasks_total : 0;
+    const std::string line = fmt::format("{}simulating {}: {:.0f} % of {} tasks, {:.3f} s simulated, {:.0f} s elapsed{}",
+                                         terminal ? "\r\033[K" : "", label, percent, p.tasks_total, p.simulated_s,
+                                         elapsed_s, terminal ? "" : "\n");
+    util::write_all(fd, line);
+  };
+}
+
+void SimulationProgress::done() const {
+  if (fd_ >= 0 && terminal_) util::write_all(fd_, "\r\033[K");
+}
+
+}  // namespace moesim::cli

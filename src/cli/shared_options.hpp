@@ -1,0 +1,52 @@
+#pragma once
+// Private to src/cli: options that run and sweep share (CI gates, progress, --force) and what
+// they do.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "moesim/driver/gates.hpp"
+#include "moesim/engine/simulate.hpp"
+
+namespace moesim::cli {
+
+// A CI gate missed: the report is written, then the command exits 1 with one line per miss.
+struct GateFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct GateOptions {
+  double min_scaling_efficiency = 0, max_step_time_s = 0, min_tflops = 0;
+  CLI::Option *min_eff_opt = nullptr, *max_step_opt = nullptr, *min_tflops_opt = nullptr;
+  driver::Gates gates() const;
+};
+// `what` names the scope of --min-scaling-efficiency ("each point of --gpus", "each series").
+void add_gate_options(CLI::App* cmd, GateOptions& g, const std::string& efficiency_scope);
+// GateFailure listing every miss; nothing when all pass.
+void enforce_gates(const driver::Gates& gates, const std::vector<driver::GatePoint>& points);
+
+// Simulation progress on stderr for runs longer than about 2 s: redrawn in place on a
+// terminal, one line every few seconds otherwise (with --progress); off with -q and, without
+// --progress, when stderr is not a terminal.
+class SimulationProgress {
+ public:
+  SimulationProgress(bool quiet, bool forced);
+  ~SimulationProgress();
+  SimulationProgress(const SimulationProgress&) = delete;
+  SimulationProgress& operator=(const SimulationProgress&) = delete;
+
+  // The engine hook for one simulation called `label` (empty: progress is off). It runs in the
+  // simulating child process and writes to a descriptor duplicated from stderr here.
+  std::function<void(const engine::SimProgress&)> hook(const std::string& label) const;
+  void done() const;  // clears the redrawn line, if any
+
+ private:
+  int fd_ = -1;
+  bool terminal_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace moesim::cli
