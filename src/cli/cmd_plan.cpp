@@ -1,7 +1,12 @@
-// moesim plan SCENARIO: the layout, its groups on the machine and the memory per GPU.
+// moesim plan SCENARIO: the layout, its groups on the machine and the memory per GPU; when it
+// does not fit, the changes that would make it fit, each simulated.
+#include <algorithm>
+#include <optional>
+
 #include "command_files.hpp"
 #include "commands.hpp"
 #include "moesim/config/loader.hpp"
+#include "moesim/driver/fit.hpp"
 #include "moesim/plan/memory.hpp"
 #include "moesim/report/report.hpp"
 
@@ -13,10 +18,13 @@ void add_plan_command(CLI::App& app) {
   auto format = std::make_shared<std::string>("table");
   auto configs = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
+  auto no_suggestions = std::make_shared<bool>(false);
   cmd->add_option("scenario", *scenario, "Scenario JSON file")->required();
   cmd->add_option("--format", *format, "Output format")->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--configs", *configs, "configs/ directory (default: found from the scenario)");
   cmd->add_option("-o,--output", *output, "Write to this file instead of stdout");
+  cmd->add_flag("--no-suggestions", *no_suggestions,
+                "When the layout does not fit, do not simulate the changes that would make it fit");
   cmd->callback([=] {
     config::LoadOptions lo;
     lo.configs_dir = *configs;
@@ -28,8 +36,15 @@ void add_plan_command(CLI::App& app) {
     files.refuse_clashes();
     const plan::Layout l = plan::make_layout(s);
     const auto memory = plan::memory_per_stage(s, l);
-    emit(*format == "json" ? report::plan_json(s, l, memory).dump(2) + "\n"
-                           : report::plan_table(s, l, memory),
+    const bool fits = std::all_of(memory.begin(), memory.end(), [](const auto& m) { return m.fits(); });
+    std::optional<driver::FitReport> fits_if;
+    if (!fits && !*no_suggestions) {
+      driver::RunOptions ro;
+      ro.configs_dir = *configs;
+      fits_if = driver::suggest_fits(s, ro);
+    }
+    const driver::FitReport* f = fits_if ? &*fits_if : nullptr;
+    emit(*format == "json" ? report::plan_json(s, l, memory, f).dump(2) + "\n" : report::plan_table(s, l, memory, f),
          *output);
   });
 }

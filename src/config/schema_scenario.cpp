@@ -53,14 +53,19 @@ void describe_published(Reader& r, Published& p) {
            p.tflops_per_gpu);
   r.number(key("tokens_per_s_per_gpu", "published tokens per second per GPU; 0 = none").in("tokens/s").optional().at_least(0),
            p.tokens_per_s_per_gpu);
+  r.number(key("peak_memory_gbytes", "measured peak allocated memory per GPU (the largest pipeline rank); 0 = none")
+               .in("GB", 1e9)
+               .optional()
+               .at_least(0),
+           p.peak_memory_bytes);
   r.number(key("tolerance", "relative deviation within which a simulation reproduces the run").optional().above(0).at_most(1),
            p.tolerance);
   r.text(key("known_gap", "why this run is only reproduced within a wider tolerance than 5 %; \"\" = none")
              .optional()
              .may_be_empty(),
          p.known_gap);
-  r.rule("tflops_per_gpu", p.tflops_per_gpu > 0 || p.tokens_per_s_per_gpu > 0,
-         "tflops_per_gpu or tokens_per_s_per_gpu > 0 (something to compare with)");
+  r.rule("tflops_per_gpu", p.tflops_per_gpu > 0 || p.tokens_per_s_per_gpu > 0 || p.peak_memory_bytes > 0,
+         "tflops_per_gpu, tokens_per_s_per_gpu or peak_memory_gbytes > 0 (something to compare with)");
 }
 
 }  // namespace

@@ -71,6 +71,9 @@ void describe_recipe(Reader& r, RecipeSpec& s) {
             s.overlap_param_gather);
   r.choice(key("adam_moment_dtype", "storage type of Adam's two moments").optional(), s.adam_moment_dtype,
            {"fp32", "bf16"});
+  r.choice(key("main_grad_dtype", "type of the data-parallel gradient buffer, accumulated and reduced in it "
+                                  "(Megatron: fp32 unless --grad-reduce-in-bf16)").optional(),
+           s.main_grad_dtype, {"fp32", "bf16"});
 
   const bool full = contains(s.recompute, "full");
   r.rule("recompute", !full || s.recompute.size() == 1, "\"full\" recomputes everything: list it alone");

@@ -17,7 +17,7 @@ const std::vector<std::vector<std::string>>& setting_groups() {
       {"fp8_dispatch"}, {"recompute"}, {"cuda_graphs"},
       {"host_overhead_per_kernel_us"}, {"eager_launch_gap_us"}, {"graph_launch_per_kernel_us"},
       {"programmatic_dependent_launch", "fused_swizzle"}, {"fused_quantization"}, {"fp8_attention"},
-      {"fp8_param_gather"}, {"adam_moment_dtype"}, {"ep_overlap"}, {"delay_wgrad"},
+      {"fp8_param_gather"}, {"adam_moment_dtype"}, {"main_grad_dtype"}, {"ep_overlap"}, {"delay_wgrad"},
       {"overlap_grad_reduce"}, {"overlap_param_gather"}};
   return groups;
 }

@@ -26,7 +26,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
     r.fits_in_memory = false;
     r.warnings.push_back(fmt::format(
         "pipeline rank {} needs {:.1f} GB but the {} has {:.1f} GB usable: this layout would run "
-        "out of memory (simulated anyway)",
+        "out of memory (simulated anyway); `moesim plan` simulates the changes that would make it fit",
         m.pp_rank, m.total_bytes() / 1e9, s.system.gpu.name, m.usable_bytes / 1e9));
   }
   const cost::KernelCalibration calibration = cost::load_calibration(calibration_path(s, options));

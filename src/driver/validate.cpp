@@ -62,6 +62,7 @@ Validation validate(const std::filesystem::path& published_dir,
   v.scaling.from_gpus = record.gpus;
   v.scaling.to_gpus = 4 * record.gpus;
   v.scaling.efficiency = large.metrics.tflops_per_gpu / small.metrics.tflops_per_gpu;
+  v.memory = validate_memory(v.runs, published_dir.parent_path() / "memory", options);
   return v;
 }
 
@@ -122,6 +123,7 @@ std::string validation_markdown(const Validation& v) {
     out += fmt::format("\nStep time {:.3f} s; MFU {:.1f} %. Pipeline layout `{}`.\n", r.result.metrics.step_time_s,
                        100 * r.result.metrics.mfu, r.result.layout.pipeline_layout);
   }
+  out += memory_validation_markdown(v.memory);
   return out;
 }
 

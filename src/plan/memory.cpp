@@ -1,8 +1,18 @@
-// Memory per GPU: parameter shards, optimizer states, saved activations and buffers.
+// Memory per GPU: parameter shards, gradient buffer, optimizer states, the activations of the
+// micro-batches in flight at the schedule's peak, and buffers.
+//
+// Weights, gradients and optimizer follow Megatron-Core's DDP and distributed optimizer
+// (distributed/param_and_grad_buffer.py, optimizer/distrib_optimizer.py): the gradient buffer is
+// FP32 unless gradients are reduced in BF16 (--grad-reduce-in-bf16; Megatron-Bridge's perf
+// recipes set grad_reduce_in_fp32 = False); FP32 master weights and the Adam moments are sharded
+// over data parallel x context parallel for dense parameters and over expert-data parallel for
+// experts. FP8 recipes keep, for every quantised GEMM weight, Transformer Engine's row- and
+// column-wise copies (forward and data-gradient GEMMs), beside the BF16 weight unless
+// parameters live in FP8 (--fp8-param-gather; for MXFP8 with the gradient buffer reused for the
+// gather, reuse_grad_buf_for_mxfp8_param_ag).
 #include "moesim/plan/memory.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include "moesim/model/ops.hpp"
 #include "moesim/model/params.hpp"
@@ -14,70 +24,45 @@ namespace {
 constexpr double kBf16 = 2.0;
 constexpr double kFp32 = 4.0;
 
-// Bytes an operator saves for its backward pass.
-double saved_bytes(const model::Op& op, const model::Shard& s, double hidden) {
-  const bool low = op.low_precision && s.precision != Precision::bf16;
-  switch (op.kind) {
-    case model::OpKind::gemm:
-    case model::OpKind::grouped_gemm: {
-      // The weight gradient needs the GEMM input; Transformer Engine keeps it quantised in FP8
-      // recipes. A sequence-parallel input (k == hidden) is saved as this rank's shard.
-      double elements = op.m * op.k * op.groups;
-      if (op.k == hidden && s.tp > 1) elements /= s.tp;
-      return elements * (low ? quantized_bytes(s.precision) : kBf16);
-    }
-    case model::OpKind::attention: {
-      // Flash attention keeps q, k, v, its output and the FP32 log-sum-exp per row.
-      const double rows = op.attention_sequences * op.attention_seq_len * op.attention_heads;
-      return rows * (2.0 * op.attention_qk_dim + 2.0 * op.attention_v_dim) * kBf16 + rows * kFp32;
-    }
-    case model::OpKind::memory:
-      // Norms and activations keep their input (half of the bytes they move); permutes,
-      // residual adds and casts keep nothing the GEMMs around them do not already hold.
-      if (op.name.find("norm") != std::string::npos) return op.bytes / 2;
-      if (op.name.find("swiglu") != std::string::npos) return op.bytes * 2.0 / 3.0;
-      if (op.name.find("router_topk") != std::string::npos) return op.bytes / 6;
-      return 0;
-  }
-  return 0;
+// Attention, dense FFN and shared experts are tensor-parallel; norms and router replicated
+// (and kept in BF16 by FP8 recipes).
+ParamShard layer_shard(const ModelSpec& m, bool moe, int tp) {
+  const model::LayerParams p = model::layer_params(m, moe);
+  ParamShard s;
+  s.bf16_only_params = p.norms + p.router;
+  s.dense_params = (p.attention + p.dense_ffn + p.shared_experts) / tp + s.bf16_only_params;
+  return s;
 }
 
-double section_saved_bytes(const model::Section& sec, const Scenario& sc, const model::Shard& s) {
-  double total = 0;
-  for (const auto& op : sec.ops) {
-    if (sc.recipe.recomputes(op.module)) continue;
-    double bytes = saved_bytes(op, s, sc.model.hidden);
-    // MLA's q, k and v come out of the up-projections: recomputing mla_up_proj rebuilds them for
-    // the attention backward, which then keeps only its output and log-sum-exp.
-    if (op.kind == model::OpKind::attention && sc.recipe.recomputes("mla_up_proj")) {
-      const double rows = op.attention_sequences * op.attention_seq_len * op.attention_heads;
-      bytes = rows * op.attention_v_dim * kBf16 + rows * kFp32;
-    }
-    total += bytes;
-  }
-  return total;
+void add_to(ParamShard& total, const ParamShard& p) {
+  total.dense_params += p.dense_params;
+  total.expert_params += p.expert_params;
+  total.bf16_only_params += p.bf16_only_params;
 }
 
-double dense_params_of_layer(const ModelSpec& m, bool moe, int tp) {
-  model::LayerParams p = model::layer_params(m, moe);
-  // Attention, dense FFN and shared experts are tensor-parallel; norms and router replicated.
-  return (p.attention + p.dense_ffn + p.shared_experts) / tp + p.norms + p.router;
-}
+// The saved tensors of each part of a chunk, by kind, for one micro-batch.
+struct ChunkParts {
+  using ByKind = std::array<double, std::size(kAllTensorKinds)>;
+  ByKind moe_layer{}, dense_layer{}, output{}, mtp_extra{};
+
+  explicit ChunkParts(const Scenario& s) {
+    fill(moe_layer, layer_saved_tensors(s, true));
+    fill(dense_layer, layer_saved_tensors(s, false));
+    fill(output, output_saved_tensors(s));
+    fill(mtp_extra, mtp_saved_tensors(s));
+  }
+  static void fill(ByKind& into, const std::vector<SavedTensor>& tensors) {
+    for (const auto& t : tensors) into[static_cast<size_t>(t.kind)] += t.bytes();
+  }
+  static void add(ByKind& into, const ByKind& part, double times = 1) {
+    for (size_t i = 0; i < into.size(); ++i) into[i] += times * part[i];
+  }
+};
 
 }  // namespace
 
 double layer_activation_bytes(const Scenario& sc, bool moe_layer) {
-  const model::Shard s = model::shard_for(sc);
-  if (sc.recipe.recomputes("full"))
-    return s.tokens() / s.tp * sc.model.hidden * kBf16;  // only the layer input is kept
-  model::LayerProgram p = model::layer_program(sc.model, s, moe_layer);
-  double total = 0;
-  for (const model::Section* sec : {&p.attention, &p.router, &p.experts, &p.unpermute,
-                                    &p.shared_experts, &p.dense_ffn})
-    total += section_saved_bytes(*sec, sc, s);
-  // A recomputed module still keeps its input checkpoint.
-  if (!sc.recipe.recompute.empty()) total += s.tokens() / s.tp * sc.model.hidden * kBf16;
-  return total;
+  return total_bytes(layer_saved_tensors(sc, moe_layer));
 }
 
 ParamShard chunk_params(const Scenario& sc, const Layout& l, int pp_rank, int chunk) {
@@ -87,28 +72,32 @@ ParamShard chunk_params(const Scenario& sc, const Layout& l, int pp_rank, int ch
   const VirtualStage& v = l.stage(pp_rank, chunk);
   for (int i = v.first_layer; i < v.first_layer + v.layers; ++i) {
     const bool moe = model::is_moe_layer(m, i);
-    shard.dense_params += dense_params_of_layer(m, moe, l.tp);
+    add_to(shard, layer_shard(m, moe, l.tp));
     if (moe) shard.expert_params += expert_layer;
   }
+  // Embeddings and the output head stay in BF16 in FP8 recipes.
   const double embedding = static_cast<double>(m.vocab) * m.hidden / l.tp;
-  if (v.embedding) shard.dense_params += embedding;
-  if (v.output) shard.dense_params += embedding + m.hidden;  // output head (or tied copy), final norm
+  auto add_bf16 = [&](double params) {
+    shard.dense_params += params;
+    shard.bf16_only_params += params;
+  };
+  if (v.embedding) add_bf16(embedding);
+  if (v.output) add_bf16(embedding + m.hidden);  // output head (or tied copy), final norm
   for (int d = 0; d < v.mtp_layers; ++d) {
     const bool moe = m.moe.experts > 0;
-    shard.dense_params += dense_params_of_layer(m, moe, l.tp) + model::mtp_extra_params(m) / l.tp;
+    add_to(shard, layer_shard(m, moe, l.tp));
+    const double mtp_norms = 3.0 * m.hidden;  // enorm, hnorm, final norm of model::mtp_extra_params
+    shard.dense_params += (model::mtp_extra_params(m) - mtp_norms) / l.tp;
+    add_bf16(mtp_norms);
     if (moe) shard.expert_params += expert_layer;
-    if (!v.embedding && d == 0) shard.dense_params += embedding;  // MTP embeds with its own copy
+    if (!v.embedding && d == 0) add_bf16(embedding);  // MTP embeds with its own copy
   }
   return shard;
 }
 
 ParamShard param_shard(const Scenario& sc, const Layout& l, int pp_rank) {
   ParamShard total;
-  for (int c = 0; c < l.vpp; ++c) {
-    ParamShard p = chunk_params(sc, l, pp_rank, c);
-    total.dense_params += p.dense_params;
-    total.expert_params += p.expert_params;
-  }
+  for (int c = 0; c < l.vpp; ++c) add_to(total, chunk_params(sc, l, pp_rank, c));
   return total;
 }
 
@@ -120,22 +109,31 @@ int inflight_chunks(const Layout& l, int pp_rank) {
   return std::min(warmup + 1, total);
 }
 
+std::string peak_moment(const Layout& l, int pp_rank) {
+  const int n = inflight_chunks(l, pp_rank);
+  const int forwards_total = l.microbatches * l.vpp;
+  if (n >= forwards_total)
+    return "after all " + std::to_string(n) + " forwards, before the first backward (no steady state)";
+  return "end of warm-up: after " + std::to_string(n) + (n == 1 ? " forward" : " forwards") +
+         ", before the first backward";
+}
+
 MemoryBreakdown rank_memory(const Scenario& sc, const Layout& l, int pp_rank) {
   MemoryBreakdown mb;
   mb.pp_rank = pp_rank;
   mb.params = param_shard(sc, l, pp_rank);
   const double params = mb.params.dense_params + mb.params.expert_params;
-  const bool low = sc.training.precision != Precision::bf16;
+  const Precision precision = sc.training.precision;
 
-  // Weights: BF16 parameters; FP8 recipes also keep row- and column-wise quantised copies
-  // (forward and backward layouts), which replace the BF16 copy when parameters are gathered
-  // in FP8.
-  mb.weights_bytes = params * kBf16;
-  if (low) mb.weights_bytes = params * ((sc.recipe.fp8_param_gather ? 0 : kBf16) + 2 * quantized_bytes(sc.training.precision));
-  // Megatron's DDP accumulates and reduces gradients in an FP32 buffer.
-  mb.gradients_bytes = params * kFp32;
-  // Distributed optimizer: FP32 master weights and two Adam moments, sharded over the
-  // data-parallel group (dense) or the expert-data-parallel group (experts).
+  if (precision == Precision::bf16) {
+    mb.weights_bytes = params * kBf16;
+  } else {
+    const double quantised = params - mb.params.bf16_only_params;
+    const double copies = 2 * quantized_bytes(precision);  // row- and column-wise
+    mb.weights_bytes = mb.params.bf16_only_params * kBf16 +
+                       quantised * ((sc.recipe.fp8_param_gather ? 0 : kBf16) + copies);
+  }
+  mb.gradients_bytes = params * (sc.recipe.main_grad_dtype == "bf16" ? kBf16 : kFp32);
   const double moment = sc.recipe.adam_moment_dtype == "bf16" ? kBf16 : kFp32;
   const double per_param_state = kFp32 + 2 * moment;
   mb.optimizer_bytes = mb.params.dense_params * per_param_state / (l.dp * l.cp) +
@@ -145,21 +143,23 @@ MemoryBreakdown rank_memory(const Scenario& sc, const Layout& l, int pp_rank) {
   // order (Megatron runs pp micro-batches of chunk 0, then of chunk 1, ...).
   mb.inflight_chunks = inflight_chunks(l, pp_rank);
   const ModelSpec& m = sc.model;
-  const double moe_act = layer_activation_bytes(sc, true);
-  const double dense_act = layer_activation_bytes(sc, false);
-  const model::Shard s = model::shard_for(sc);
+  const ChunkParts parts(sc);
   for (int k = 0; k < mb.inflight_chunks; ++k) {
     const int chunk = l.interleaved ? (k / l.pp) % l.vpp : 0;
     const VirtualStage& v = l.stage(pp_rank, chunk);
     for (int i = v.first_layer; i < v.first_layer + v.layers; ++i)
-      mb.activations_bytes += model::is_moe_layer(m, i) ? moe_act : dense_act;
-    mb.activations_bytes += v.mtp_layers * (m.moe.experts > 0 ? moe_act : dense_act);
-    if (v.output) mb.activations_bytes += s.tokens() * (m.vocab / l.tp) * kBf16 * (1 + v.mtp_layers);
+      ChunkParts::add(mb.activations_by_kind, model::is_moe_layer(m, i) ? parts.moe_layer : parts.dense_layer);
+    // Each MTP depth: its norms and projection, a transformer layer, and its own logits.
+    ChunkParts::add(mb.activations_by_kind, parts.mtp_extra, v.mtp_layers);
+    ChunkParts::add(mb.activations_by_kind, m.moe.experts > 0 ? parts.moe_layer : parts.dense_layer, v.mtp_layers);
+    ChunkParts::add(mb.activations_by_kind, parts.output, v.mtp_layers + (v.output ? 1 : 0));
   }
+  for (double b : mb.activations_by_kind) mb.activations_bytes += b;
 
   // EP staging buffers (dispatch and combine) sized for the routed tokens of one micro-batch,
   // and runtime workspaces (CUDA context, cuBLAS/cuDNN, NCCL): an assumption of 3 GB.
   constexpr double kRuntimeWorkspaceBytes = 3e9;
+  const model::Shard s = model::shard_for(sc);
   if (m.moe.experts > 0)
     mb.buffers_bytes += 2 * s.tokens() / s.tp * m.moe.top_k * m.hidden * kBf16;
   mb.buffers_bytes += kRuntimeWorkspaceBytes;
@@ -171,6 +171,12 @@ std::vector<MemoryBreakdown> memory_per_stage(const Scenario& s, const Layout& l
   std::vector<MemoryBreakdown> out;
   for (int p = 0; p < l.pp; ++p) out.push_back(rank_memory(s, l, p));
   return out;
+}
+
+const MemoryBreakdown& peak_rank(const std::vector<MemoryBreakdown>& memory) {
+  return *std::max_element(memory.begin(), memory.end(), [](const auto& a, const auto& b) {
+    return a.total_bytes() < b.total_bytes();
+  });
 }
 
 }  // namespace moesim::plan

@@ -29,7 +29,7 @@ std::string rank_span(const std::vector<int>& ranks) {
 }  // namespace
 
 nlohmann::json plan_json(const Scenario& s, const plan::Layout& l,
-                         const std::vector<plan::MemoryBreakdown>& memory) {
+                         const std::vector<plan::MemoryBreakdown>& memory, const driver::FitReport* fits_if) {
   const platform::Topology topo =
       platform::make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision);
   nlohmann::json j;
@@ -60,21 +60,15 @@ nlohmann::json plan_json(const Scenario& s, const plan::Layout& l,
   j["memory"] = nlohmann::json::array();
   for (const auto& m : memory) {
     fits = fits && m.fits();
-    j["memory"].push_back({{"pp_rank", m.pp_rank}, {"dense_params", m.params.dense_params},
-                           {"expert_params", m.params.expert_params},
-                           {"weights_bytes", m.weights_bytes}, {"gradients_bytes", m.gradients_bytes},
-                           {"optimizer_bytes", m.optimizer_bytes},
-                           {"activations_bytes", m.activations_bytes},
-                           {"buffers_bytes", m.buffers_bytes}, {"total_bytes", m.total_bytes()},
-                           {"usable_bytes", m.usable_bytes}, {"inflight_chunks", m.inflight_chunks},
-                           {"fits", m.fits()}});
+    j["memory"].push_back(memory_json(l, m));
   }
   j["fits_in_memory"] = fits;
+  if (fits_if) j["fits_if"] = fit_json(*fits_if);
   return j;
 }
 
 std::string plan_table(const Scenario& s, const plan::Layout& l,
-                       const std::vector<plan::MemoryBreakdown>& memory) {
+                       const std::vector<plan::MemoryBreakdown>& memory, const driver::FitReport* fits_if) {
   const platform::Topology topo =
       platform::make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision);
   std::string out = fmt::format("{}\n", s.name);
@@ -95,19 +89,8 @@ std::string plan_table(const Scenario& s, const plan::Layout& l,
                          pl.domains_spanned <= 1 ? fmt::format("{} (stays in its domain)", pl.bottleneck_tier)
                                                  : std::string(pl.bottleneck_tier));
     }
-  out += "\n  memory per GPU (GB)\n";
-  out += fmt::format("  {:<6}{:>9}{:>9}{:>10}{:>12}{:>9}{:>9}{:>9}{:>10}\n", "pp", "weights",
-                     "grads", "optimizer", "activations", "buffers", "total", "usable", "in-flight");
-  bool fits = true;
-  for (const auto& m : memory) {
-    fits = fits && m.fits();
-    out += fmt::format("  {:<6}{:>9.1f}{:>9.1f}{:>10.1f}{:>12.1f}{:>9.1f}{:>9.1f}{:>9.1f}{:>10}{}\n",
-                       m.pp_rank, m.weights_bytes / 1e9, m.gradients_bytes / 1e9,
-                       m.optimizer_bytes / 1e9, m.activations_bytes / 1e9, m.buffers_bytes / 1e9,
-                       m.total_bytes() / 1e9, m.usable_bytes / 1e9, m.inflight_chunks,
-                       m.fits() ? "" : "  DOES NOT FIT");
-  }
-  out += fits ? "\n  fits in memory: yes\n" : "\n  fits in memory: NO\n";
+  out += memory_table(l, memory);
+  if (fits_if) out += fit_table(*fits_if);
   return out;
 }
 

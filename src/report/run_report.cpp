@@ -21,19 +21,6 @@ nlohmann::json breakdown_json(const engine::Breakdown& b) {
           {"optimizer_s", b.optimizer_s}};
 }
 
-nlohmann::json memory_json(const plan::MemoryBreakdown& m) {
-  return {{"pp_rank", m.pp_rank},
-          {"weights_bytes", m.weights_bytes},
-          {"gradients_bytes", m.gradients_bytes},
-          {"optimizer_bytes", m.optimizer_bytes},
-          {"activations_bytes", m.activations_bytes},
-          {"buffers_bytes", m.buffers_bytes},
-          {"total_bytes", m.total_bytes()},
-          {"usable_bytes", m.usable_bytes},
-          {"inflight_chunks", m.inflight_chunks},
-          {"fits", m.fits()}};
-}
-
 std::string layout_summary(const plan::Layout& l) {
   return fmt::format("TP{} CP{} PP{} VPP{} EP{} ETP{} DP{} EDP{}, {} micro-batches of {}", l.tp,
                      l.cp, l.pp, l.vpp, l.ep, l.etp, l.dp, l.edp, l.microbatches, l.micro_batch);
@@ -100,7 +87,7 @@ nlohmann::json run_json(const driver::RunResult& r) {
     j["breakdown"].push_back(std::move(b));
   }
   j["memory"] = nlohmann::json::array();
-  for (const auto& m : r.memory) j["memory"].push_back(memory_json(m));
+  for (const auto& m : r.memory) j["memory"].push_back(memory_json(r.layout, m));
   j["fits_in_memory"] = r.fits_in_memory;
   j["simulation"] = {{"fidelity", r.sim.simulated_gpus == s.gpus ? "full" : "folded"},
                      {"simulated_gpus", r.sim.simulated_gpus},
@@ -153,14 +140,7 @@ std::string run_table(const driver::RunResult& r) {
       out += "\n";
     }
   }
-  out += "\n  memory per GPU (GB)\n";
-  out += fmt::format("  {:<8}{:>9}{:>9}{:>10}{:>12}{:>9}{:>9}{:>9}\n", "rank", "weights", "grads",
-                     "optimizer", "activations", "buffers", "total", "usable");
-  for (const auto& m : r.memory)
-    out += fmt::format("  pp{:<6}{:>9.1f}{:>9.1f}{:>10.1f}{:>12.1f}{:>9.1f}{:>9.1f}{:>9.1f}{}\n",
-                       m.pp_rank, m.weights_bytes / 1e9, m.gradients_bytes / 1e9,
-                       m.optimizer_bytes / 1e9, m.activations_bytes / 1e9, m.buffers_bytes / 1e9,
-                       m.total_bytes() / 1e9, m.usable_bytes / 1e9, m.fits() ? "" : "  DOES NOT FIT");
+  out += memory_table(r.layout, r.memory);
   for (const auto& w : r.warnings) out += fmt::format("\n  warning: {}\n", w);
   return out;
 }

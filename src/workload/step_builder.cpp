@@ -243,10 +243,12 @@ class StepEmitter {
     for (int c = l_.vpp - 1; c >= 0; --c) {
       const plan::ParamShard p = plan::chunk_params(s_, l_, r_, c);
       const int after = s_.recipe.overlap_grad_reduce ? last_backward_[c] : end_of_backward;
+      // Gradients are reduced in the type of the gradient buffer (FP32 unless reduced in BF16).
+      const double grad_bytes = s_.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
       auto add = [&](GroupRole g, double params, const char* what) {
         Task t = dp_task(fmt::format("chunk {} {} gradient reduce-scatter", c, what),
                          platform::CollectiveKind::reduce_scatter, g, Activity::dp_grad_sync,
-                         params * kFp32Bytes);
+                         params * grad_bytes);
         if (after >= 0) t.deps.push_back(after);
         syncs.push_back(em_.add(std::move(t)));
       };

@@ -48,7 +48,7 @@ TEST_CASE("list_configs names the bundled files, sorted", "[config]") {
                                  "hgx-h800"});
   CHECK(config::list_configs(dir, "models") ==
         std::vector<std::string>{"deepseek-v2", "deepseek-v3", "llama-3.1-405b", "mixtral-8x22b", "mixtral-8x7b",
-                                 "qwen3-235b-a22b"});
+                                 "qwen3-235b-a22b", "qwen3-30b-a3b"});
   const auto stacks = config::list_configs(dir, "stacks");
   CHECK(std::find(stacks.begin(), stacks.end(), "megatron-core-baseline") != stacks.end());
   CHECK(config::list_configs(dir / "nowhere", "models").empty());

@@ -134,6 +134,7 @@ struct RecipeSpec {
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   std::string adam_moment_dtype = "fp32"; // fp32 or bf16
+  std::string main_grad_dtype = "fp32";   // gradient buffer: fp32, or bf16 (--grad-reduce-in-bf16)
 
   // Whether `module` (an op's recompute module) is re-run in the backward pass.
   bool recomputes(const std::string& module) const;
@@ -185,6 +186,7 @@ struct Published {
   std::string source;                     // source key (MB-A, MLM-G, ...)
   double tflops_per_gpu = 0;              // model TFLOP/s per GPU (Megatron convention); 0 = none
   double tokens_per_s_per_gpu = 0;        // 0 = none
+  double peak_memory_bytes = 0;           // measured peak allocated memory per GPU; 0 = none
   double tolerance = 0.05;                // relative; a simulation within it reproduces the run
   std::string known_gap;                  // why the tolerance is wider than 5 %, "" = none
 };

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "moesim/driver/memory_validation.hpp"
 #include "moesim/driver/run.hpp"
 
 namespace moesim::driver {
@@ -28,6 +29,7 @@ struct Validation {
   std::vector<ValidationRow> runs;          // sorted by file name
   bool history_monotone = true;             // gb200-history-step0..12 in increasing order
   ScalingCheck scaling;                     // record layout 256 -> 1,024 GPUs
+  MemoryValidation memory;                  // peaks, measured memory (scenarios/memory/), estimator
 };
 
 // The *.json files of `published_dir`, sorted by name.

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "moesim/driver/fit.hpp"
 #include "moesim/driver/run.hpp"
 
 namespace moesim::report {
@@ -18,10 +19,19 @@ std::string runs_csv(const std::vector<driver::RunResult>& results);
 nlohmann::json scaling_json(const std::vector<driver::RunResult>& points);
 std::string scaling_table(const std::vector<driver::RunResult>& points);
 
-// `moesim plan`: layout, groups with their placement and bottleneck, memory per stage.
+// `moesim plan`: layout, groups with their placement and bottleneck, memory per stage, and
+// (when given) the simulated changes that make a layout fit.
 nlohmann::json plan_json(const Scenario& s, const plan::Layout& l,
-                         const std::vector<plan::MemoryBreakdown>& memory);
+                         const std::vector<plan::MemoryBreakdown>& memory, const driver::FitReport* fits = nullptr);
 std::string plan_table(const Scenario& s, const plan::Layout& l,
-                       const std::vector<plan::MemoryBreakdown>& memory);
+                       const std::vector<plan::MemoryBreakdown>& memory, const driver::FitReport* fits = nullptr);
+
+// Memory per pipeline rank: one rank as JSON; the table with the peak rank, the moment of the
+// schedule it is reached and the kinds of tensors its activations are.
+nlohmann::json memory_json(const plan::Layout& l, const plan::MemoryBreakdown& m);
+std::string memory_table(const plan::Layout& l, const std::vector<plan::MemoryBreakdown>& memory);
+// "Fits if ..." candidates with their simulated throughput.
+nlohmann::json fit_json(const driver::FitReport& f);
+std::string fit_table(const driver::FitReport& f);
 
 }  // namespace moesim::report
