@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Wall time and peak memory of whole simulated DeepSeek-V3 steps (GB300 record layout):
-# folded at 256 and 1,024 GPUs, full fidelity at 256. Usage: bench/steps.sh [build-dir]
+# folded at 256 and 1,024 GPUs, full fidelity at 256; and DeepSeek's own DualPipe setup, folded.
+# Usage: bench/steps.sh [build-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 moesim=${1:-build}/moesim
@@ -16,3 +17,4 @@ run() {  # label, moesim arguments...
 run "folded, 256 GPUs" run scenarios/gb300-256-record.json
 run "folded, 1,024 GPUs" run scenarios/gb300-256-record.json --gpus 1024
 run "full, 256 GPUs" run scenarios/gb300-256-record.json --fidelity full
+run "dualpipe, 2,048 H800, folded" run scenarios/deepseek-v3-h800-dualpipe.json

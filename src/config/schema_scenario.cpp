@@ -38,7 +38,11 @@ void describe_layout(Reader& r, LayoutSpec& l) {
              .optional()
              .may_be_empty(),
          l.pipeline_layout);
-  r.choice(key("schedule", "pipeline schedule (interleaved when vpp > 1)").optional(), l.schedule, {"1f1b"});
+  r.choice(key("schedule", "pipeline schedule: 1f1b (Megatron's, interleaved when vpp > 1), zb-h1 (1F1B with the "
+                           "backward split into input and weight gradients), zb-v (zero-bubble V, vpp = 2), "
+                           "dualpipe (DeepSeek's, micro-batches from both ends, vpp = 1, two stage copies "
+                           "per rank), dualpipev (DualPipe on a V, vpp = 2)").optional(),
+           l.schedule, pipeline_schedule_names());
   r.integer(key("gpus_per_domain", "GPUs used per NVLink domain; 0 = the whole domain").optional().at_least(0),
             l.gpus_per_domain);
 }

@@ -52,4 +52,9 @@ std::vector<std::pair<std::string, bool>> RecipeSpec::switches() const {
           {"overlap_param_gather", overlap_param_gather}};
 }
 
+const std::vector<std::string>& pipeline_schedule_names() {
+  static const std::vector<std::string> names = {"1f1b", "zb-h1", "zb-v", "dualpipe", "dualpipev"};
+  return names;
+}
+
 }  // namespace moesim

@@ -31,7 +31,8 @@ std::vector<std::string> validation_failures(const Validation& v) {
 }
 
 Validation validate(const std::filesystem::path& published_dir,
-                    const std::filesystem::path& record_scenario, const RunOptions& options) {
+                    const std::filesystem::path& record_scenario, const RunOptions& options,
+                    const std::filesystem::path& schedules_scenario) {
   Validation v;
   for (const auto& f : published_scenarios(published_dir)) {
     const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir});
@@ -63,6 +64,7 @@ Validation validate(const std::filesystem::path& published_dir,
   v.scaling.to_gpus = 4 * record.gpus;
   v.scaling.efficiency = large.metrics.tflops_per_gpu / small.metrics.tflops_per_gpu;
   v.memory = validate_memory(v.runs, published_dir.parent_path() / "memory", options);
+  if (!schedules_scenario.empty()) v.schedules = compare_schedules(schedules_scenario, options);
   return v;
 }
 
@@ -124,6 +126,7 @@ std::string validation_markdown(const Validation& v) {
                        100 * r.result.metrics.mfu, r.result.layout.pipeline_layout);
   }
   out += memory_validation_markdown(v.memory);
+  if (!v.schedules.rows.empty()) out += schedule_comparison_markdown(v.schedules);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "moesim/config/error.hpp"
 #include "moesim/model/flops.hpp"
@@ -65,6 +66,44 @@ std::string generate_layout(const ModelSpec& m, const TrainingSpec& tr, int stag
   return out;
 }
 
+// What each schedule needs of the layout, from its reference implementation's checks.
+std::vector<std::string> schedule_problems(const Layout& l, const RecipeSpec& recipe) {
+  std::vector<std::string> out;
+  const std::string name(to_string(l.schedule));
+  auto require = [&](bool ok, std::string why) {
+    if (!ok) out.push_back(std::move(why));
+  };
+  switch (l.schedule) {
+    case Schedule::one_f_one_b: break;
+    case Schedule::zb_h1:
+      require(l.vpp == 1, fmt::format("zb-h1 is 1F1B with a split backward, one model chunk per rank: vpp must "
+                                      "be 1, got {} (zb-v holds two chunks)", l.vpp));
+      break;
+    case Schedule::zb_v:
+    case Schedule::dualpipe_v:
+      require(l.vpp == 2, fmt::format("{} places two model chunks per rank in a V (stages r and 2*pp-1-r): vpp "
+                                      "must be 2, got {}", name, l.vpp));
+      break;
+    case Schedule::dualpipe:
+      require(l.vpp == 1, fmt::format("dualpipe holds one stage per direction on each rank (stages r and "
+                                      "pp-1-r of one model split in pp): vpp must be 1, got {}", l.vpp));
+      require(l.pp % 2 == 0, fmt::format("dualpipe pairs rank r with rank pp-1-r: pp must be even, got {}", l.pp));
+      require(l.microbatches % 2 == 0,
+              fmt::format("dualpipe feeds half of the micro-batches in at each end: their number must be "
+                          "even, got {}", l.microbatches));
+      break;
+  }
+  // DualPipe's step() asserts num_chunks >= num_ranks * 2 (both variants).
+  if (l.schedule == Schedule::dualpipe || l.schedule == Schedule::dualpipe_v)
+    require(l.microbatches >= 2 * l.pp,
+            fmt::format("{} needs at least 2*pp = {} micro-batches per step, got {}", name, 2 * l.pp, l.microbatches));
+  if (l.schedule == Schedule::zb_h1 || l.schedule == Schedule::zb_v)
+    require(!recipe.ep_overlap,
+            fmt::format("recipe.ep_overlap overlaps a forward with a backward chunk; {} has no such pairs "
+                        "(1f1b, dualpipe and dualpipev do): turn it off", name));
+  return out;
+}
+
 }  // namespace
 
 RankCoord Layout::coord(int rank) const {
@@ -79,6 +118,43 @@ RankCoord Layout::coord(int rank) const {
   c.ep = r % ep; r /= ep;
   c.edp = r % edp;
   return c;
+}
+
+int Layout::stage_index(int pp_rank, int chunk) const {
+  switch (schedule) {
+    case Schedule::zb_v:
+    case Schedule::dualpipe_v: return chunk == 0 ? pp_rank : 2 * pp - 1 - pp_rank;
+    case Schedule::dualpipe: return chunk == 0 ? pp_rank : pp - 1 - pp_rank;
+    case Schedule::one_f_one_b:
+    case Schedule::zb_h1: break;
+  }
+  return chunk * pp + pp_rank;
+}
+
+int Layout::direction(int microbatch) const {
+  return schedule == Schedule::dualpipe && microbatch >= microbatches / 2 ? 1 : 0;
+}
+
+StageHolder Layout::holder(int stage, int microbatch) const {
+  switch (schedule) {
+    case Schedule::zb_v:
+    case Schedule::dualpipe_v: return stage < pp ? StageHolder{stage, 0} : StageHolder{2 * pp - 1 - stage, 1};
+    case Schedule::dualpipe:
+      return direction(microbatch) == 0 ? StageHolder{stage, 0} : StageHolder{pp - 1 - stage, 1};
+    case Schedule::one_f_one_b:
+    case Schedule::zb_h1: break;
+  }
+  return {stage % pp, stage / pp};
+}
+
+int Layout::mirror_pp_rank(int pp_rank) const {
+  return schedule == Schedule::dualpipe ? pp - 1 - pp_rank : pp_rank;
+}
+
+std::vector<int> Layout::copy_holders(int pp_rank) const {
+  const int mirror = mirror_pp_rank(pp_rank);
+  if (mirror == pp_rank) return {pp_rank};
+  return {std::min(pp_rank, mirror), std::max(pp_rank, mirror)};
 }
 
 int Layout::dense_rank(int t, int c, int d, int p) const { return t + tp * (c + cp * (d + dp * p)); }
@@ -97,11 +173,13 @@ std::vector<int> Layout::cp_group(int rank) const {
   return g;
 }
 std::vector<int> Layout::dp_group(int rank) const {
-  // Dense gradients are reduced over data and context parallel ranks together.
+  // Dense gradients are reduced over data and context parallel ranks together, and over both
+  // copies of the stage under dualpipe.
   RankCoord c = coord(rank);
   std::vector<int> g;
-  for (int d = 0; d < dp; ++d)
-    for (int i = 0; i < cp; ++i) g.push_back(dense_rank(c.tp, i, d, c.pp));
+  for (int p : copy_holders(c.pp))
+    for (int d = 0; d < dp; ++d)
+      for (int i = 0; i < cp; ++i) g.push_back(dense_rank(c.tp, i, d, p));
   return g;
 }
 std::vector<int> Layout::ep_group(int rank) const {
@@ -113,7 +191,8 @@ std::vector<int> Layout::ep_group(int rank) const {
 std::vector<int> Layout::edp_group(int rank) const {
   RankCoord c = coord(rank);
   std::vector<int> g;
-  for (int i = 0; i < edp; ++i) g.push_back(expert_rank(c.etp, c.ep, i, c.pp));
+  for (int p : copy_holders(c.pp))
+    for (int i = 0; i < edp; ++i) g.push_back(expert_rank(c.etp, c.ep, i, p));
   return g;
 }
 std::vector<int> Layout::pp_group(int rank) const {
@@ -141,7 +220,15 @@ Layout make_layout(const Scenario& s) {
   l.ep = in.ep;
   l.etp = in.etp;
   l.micro_batch = tr.micro_batch;
-  l.interleaved = in.vpp > 1;
+  try {
+    l.schedule = parse_schedule(in.schedule);
+  } catch (const std::invalid_argument& e) {
+    problems.push_back(e.what());
+  }
+  l.interleaved = l.schedule == Schedule::one_f_one_b && in.vpp > 1;
+  l.combined_1f1b = l.schedule == Schedule::one_f_one_b && s.recipe.ep_overlap;
+  l.chunks = l.schedule == Schedule::dualpipe ? 2 : in.vpp;
+  l.param_copies = l.schedule == Schedule::dualpipe ? 2 : 1;
 
   // Products of degrees in 64 bits: each degree may be up to 2^24 (the schema's integer bound).
   const long long model_parallel = 1LL * in.tp * in.cp * in.pp;
@@ -191,6 +278,7 @@ Layout make_layout(const Scenario& s) {
             fmt::format("interleaved 1F1B needs micro-batches ({}) to be a multiple of pp ({})",
                         l.microbatches, in.pp));
   require(l.microbatches >= 1, "fewer sequences in the global batch than data-parallel replicas");
+  for (std::string& why : schedule_problems(l, s.recipe)) problems.push_back(std::move(why));
 
   // Virtual stages.
   const long long n_stages = 1LL * in.pp * in.vpp;
@@ -219,8 +307,9 @@ Layout make_layout(const Scenario& s) {
     int t_total = 0, m_total = 0, e_total = 0, l_total = 0;
     for (size_t i = 0; i < stages.size(); ++i) {
       VirtualStage v;
-      v.pp_rank = static_cast<int>(i) % in.pp;
-      v.chunk = static_cast<int>(i) / in.pp;
+      const StageHolder h = l.holder(static_cast<int>(i), 0);
+      v.pp_rank = h.pp_rank;
+      v.chunk = h.chunk;
       v.first_layer = t_total;
       for (char c : stages[i]) {
         if (c == 't') { ++v.layers; ++t_total; }

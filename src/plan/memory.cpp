@@ -16,6 +16,7 @@
 
 #include "moesim/model/ops.hpp"
 #include "moesim/model/params.hpp"
+#include "moesim/plan/schedule.hpp"
 
 namespace moesim::plan {
 
@@ -65,6 +66,16 @@ double layer_activation_bytes(const Scenario& sc, bool moe_layer) {
   return total_bytes(layer_saved_tensors(sc, moe_layer));
 }
 
+namespace {
+
+bool holds_embedding(const Layout& l, int pp_rank) {
+  for (int c = 0; c < l.chunks; ++c)
+    if (l.stage(pp_rank, c).embedding) return true;
+  return false;
+}
+
+}  // namespace
+
 ParamShard chunk_params(const Scenario& sc, const Layout& l, int pp_rank, int chunk) {
   const ModelSpec& m = sc.model;
   ParamShard shard;
@@ -90,28 +101,24 @@ ParamShard chunk_params(const Scenario& sc, const Layout& l, int pp_rank, int ch
     shard.dense_params += (model::mtp_extra_params(m) - mtp_norms) / l.tp;
     add_bf16(mtp_norms);
     if (moe) shard.expert_params += expert_layer;
-    if (!v.embedding && d == 0) add_bf16(embedding);  // MTP embeds with its own copy
+    // MTP embeds with its own copy, unless its rank holds the embedding (DeepSeek-V3 shares it
+    // when DualPipe puts the first and last stages on one rank, DSV3 §3.2.3).
+    if (!holds_embedding(l, pp_rank) && d == 0) add_bf16(embedding);
   }
   return shard;
 }
 
 ParamShard param_shard(const Scenario& sc, const Layout& l, int pp_rank) {
   ParamShard total;
-  for (int c = 0; c < l.vpp; ++c) add_to(total, chunk_params(sc, l, pp_rank, c));
+  for (int c = 0; c < l.chunks; ++c) add_to(total, chunk_params(sc, l, pp_rank, c));
   return total;
 }
 
-int inflight_chunks(const Layout& l, int pp_rank) {
-  const int total = l.microbatches * l.vpp;
-  if (!l.interleaved) return std::min(l.pp - pp_rank, l.microbatches);
-  // Megatron's interleaved schedule: warm-up forwards, then one more before the first backward.
-  const int warmup = (l.pp - pp_rank - 1) * 2 + (l.vpp - 1) * l.pp;
-  return std::min(warmup + 1, total);
-}
+int inflight_chunks(const Layout& l, int pp_rank) { return inflight_peak(l, pp_rank, {}).total(); }
 
 std::string peak_moment(const Layout& l, int pp_rank) {
   const int n = inflight_chunks(l, pp_rank);
-  const int forwards_total = l.microbatches * l.vpp;
+  const int forwards_total = l.microbatches * l.chunks;
   if (n >= forwards_total)
     return "after all " + std::to_string(n) + " forwards, before the first backward (no steady state)";
   return "end of warm-up: after " + std::to_string(n) + (n == 1 ? " forward" : " forwards") +
@@ -136,24 +143,34 @@ MemoryBreakdown rank_memory(const Scenario& sc, const Layout& l, int pp_rank) {
   mb.gradients_bytes = params * (sc.recipe.main_grad_dtype == "bf16" ? kBf16 : kFp32);
   const double moment = sc.recipe.adam_moment_dtype == "bf16" ? kBf16 : kFp32;
   const double per_param_state = kFp32 + 2 * moment;
-  mb.optimizer_bytes = mb.params.dense_params * per_param_state / (l.dp * l.cp) +
-                       mb.params.expert_params * per_param_state / l.edp;
+  // (Dualpipe: each stage's states are sharded over the data-parallel ranks of both copies.)
+  mb.optimizer_bytes = (mb.params.dense_params * per_param_state / (l.dp * l.cp) +
+                        mb.params.expert_params * per_param_state / l.edp) / l.param_copies;
 
-  // Activations: each in-flight (micro-batch, chunk) holds its chunk's layers, in schedule
-  // order (Megatron runs pp micro-batches of chunk 0, then of chunk 1, ...).
-  mb.inflight_chunks = inflight_chunks(l, pp_rank);
+  // Activations: each (micro-batch, chunk) pair the schedule holds at its peak keeps what its
+  // chunk's layers saved.
   const ModelSpec& m = sc.model;
   const ChunkParts parts(sc);
-  for (int k = 0; k < mb.inflight_chunks; ++k) {
-    const int chunk = l.interleaved ? (k / l.pp) % l.vpp : 0;
-    const VirtualStage& v = l.stage(pp_rank, chunk);
+  // What one (micro-batch, chunk) pair of each chunk keeps, by kind: its layers; each MTP depth
+  // (its norms and projection, a transformer layer, its own logits); the output head.
+  std::vector<ChunkParts::ByKind> chunk_kinds(static_cast<size_t>(l.chunks));
+  std::vector<double> chunk_bytes(static_cast<size_t>(l.chunks), 0.0);
+  for (int c = 0; c < l.chunks; ++c) {
+    ChunkParts::ByKind& kinds = chunk_kinds[static_cast<size_t>(c)];
+    kinds.fill(0.0);
+    const VirtualStage& v = l.stage(pp_rank, c);
     for (int i = v.first_layer; i < v.first_layer + v.layers; ++i)
-      ChunkParts::add(mb.activations_by_kind, model::is_moe_layer(m, i) ? parts.moe_layer : parts.dense_layer);
-    // Each MTP depth: its norms and projection, a transformer layer, and its own logits.
-    ChunkParts::add(mb.activations_by_kind, parts.mtp_extra, v.mtp_layers);
-    ChunkParts::add(mb.activations_by_kind, m.moe.experts > 0 ? parts.moe_layer : parts.dense_layer, v.mtp_layers);
-    ChunkParts::add(mb.activations_by_kind, parts.output, v.mtp_layers + (v.output ? 1 : 0));
+      ChunkParts::add(kinds, model::is_moe_layer(m, i) ? parts.moe_layer : parts.dense_layer);
+    ChunkParts::add(kinds, parts.mtp_extra, v.mtp_layers);
+    ChunkParts::add(kinds, m.moe.experts > 0 ? parts.moe_layer : parts.dense_layer, v.mtp_layers);
+    ChunkParts::add(kinds, parts.output, v.mtp_layers + (v.output ? 1 : 0));
+    for (double b : kinds) chunk_bytes[static_cast<size_t>(c)] += b;
   }
+  // The peak of bytes, which with unequal chunks may hold a different mix than the peak count.
+  const InflightPeak peak = inflight_peak(l, pp_rank, chunk_bytes);
+  mb.inflight_chunks = inflight_chunks(l, pp_rank);
+  for (int c = 0; c < l.chunks; ++c)
+    ChunkParts::add(mb.activations_by_kind, chunk_kinds[static_cast<size_t>(c)], peak.per_chunk[static_cast<size_t>(c)]);
   for (double b : mb.activations_by_kind) mb.activations_bytes += b;
 
   // EP staging buffers (dispatch and combine) sized for the routed tokens of one micro-batch,

@@ -40,6 +40,7 @@ nlohmann::json plan_json(const Scenario& s, const plan::Layout& l,
   j["gpus_per_domain"] = topo.gpus_per_domain;
   j["layout"] = {{"tp", l.tp}, {"cp", l.cp}, {"pp", l.pp}, {"vpp", l.vpp}, {"ep", l.ep},
                  {"etp", l.etp}, {"dp", l.dp}, {"edp", l.edp}, {"microbatches", l.microbatches},
+                 {"schedule", plan::to_string(l.schedule)},
                  {"pipeline_layout", l.pipeline_layout},
                  {"pipeline_layout_generated", l.pipeline_layout_generated}};
   j["stages"] = nlohmann::json::array();
@@ -74,8 +75,9 @@ std::string plan_table(const Scenario& s, const plan::Layout& l,
   std::string out = fmt::format("{}\n", s.name);
   out += fmt::format("  {} GPUs on {}: {} NVLink domain(s) of {} GPUs used\n", s.gpus, s.system.name,
                      topo.domains(), topo.gpus_per_domain);
-  out += fmt::format("  TP{} CP{} PP{} VPP{} EP{} ETP{} -> DP{} EDP{}; {} micro-batches of {} per step\n",
-                     l.tp, l.cp, l.pp, l.vpp, l.ep, l.etp, l.dp, l.edp, l.microbatches, l.micro_batch);
+  out += fmt::format("  TP{} CP{} PP{} VPP{} EP{} ETP{} -> DP{} EDP{}; {} micro-batches of {} per step, {} schedule\n",
+                     l.tp, l.cp, l.pp, l.vpp, l.ep, l.etp, l.dp, l.edp, l.microbatches, l.micro_batch,
+                     plan::to_string(l.schedule));
   out += fmt::format("  pipeline layout{}: {}\n\n", l.pipeline_layout_generated ? " (generated)" : "",
                      l.pipeline_layout);
   out += "  groups of the first GPU of each pipeline rank\n";

@@ -22,8 +22,9 @@ nlohmann::json breakdown_json(const engine::Breakdown& b) {
 }
 
 std::string layout_summary(const plan::Layout& l) {
-  return fmt::format("TP{} CP{} PP{} VPP{} EP{} ETP{} DP{} EDP{}, {} micro-batches of {}", l.tp,
-                     l.cp, l.pp, l.vpp, l.ep, l.etp, l.dp, l.edp, l.microbatches, l.micro_batch);
+  return fmt::format("TP{} CP{} PP{} VPP{} EP{} ETP{} DP{} EDP{}, {} micro-batches of {}, {} schedule", l.tp,
+                     l.cp, l.pp, l.vpp, l.ep, l.etp, l.dp, l.edp, l.microbatches, l.micro_batch,
+                     plan::to_string(l.schedule));
 }
 
 // The parts of a breakdown in table order, with their labels.
@@ -58,6 +59,7 @@ nlohmann::json run_json(const driver::RunResult& r) {
                  {"vpp", r.layout.vpp}, {"ep", r.layout.ep}, {"etp", r.layout.etp},
                  {"dp", r.layout.dp}, {"edp", r.layout.edp},
                  {"microbatches", r.layout.microbatches},
+                 {"schedule", plan::to_string(r.layout.schedule)},
                  {"pipeline_layout", r.layout.pipeline_layout}};
   j["step_time_s"] = r.metrics.step_time_s;
   j["tflops_per_gpu"] = r.metrics.tflops_per_gpu;

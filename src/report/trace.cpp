@@ -21,15 +21,6 @@ namespace {
 
 constexpr double kUs = 1e6;  // seconds -> microseconds
 
-std::string_view phase_name(workload::Phase p) {
-  switch (p) {
-    case workload::Phase::forward: return "forward";
-    case workload::Phase::backward: return "backward";
-    case workload::Phase::step: return "step";
-  }
-  return "?";
-}
-
 std::string_view group_name(workload::GroupRole g) {
   switch (g) {
     case workload::GroupRole::tp: return "tp";
@@ -44,7 +35,7 @@ json task_args(const Task& t, double seconds) {
   json a = json::object();
   if (t.microbatch >= 0) a["microbatch"] = t.microbatch;
   if (t.chunk >= 0) a["chunk"] = t.chunk;
-  a["phase"] = phase_name(t.phase);
+  a["phase"] = workload::to_string(t.phase);
   switch (t.kind) {
     case TaskKind::compute:
       // The cost model prices a segment (the kernels between two communication points) as a

@@ -22,6 +22,7 @@ std::string layout_cell(const Json& row) {
   std::string out = fmt::format("TP{} PP{} VPP{} EP{} DP{}", row["tp"].get<int>(), row["pp"].get<int>(),
                                 row["vpp"].get<int>(), row["ep"].get<int>(), row["dp"].get<int>());
   if (row["cp"].get<int>() > 1) out += fmt::format(" CP{}", row["cp"].get<int>());
+  if (row["schedule"].is_string() && row["schedule"] != "1f1b") out += " " + row["schedule"].get<std::string>();
   return out;
 }
 

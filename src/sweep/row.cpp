@@ -12,7 +12,7 @@ namespace {
 
 const std::vector<std::string> kResultColumns = {
     "status", "reason", "scenario", "system_name", "gpu", "precision", "gpu_count", "global_batch",
-    "tp", "cp", "pp", "vpp", "ep", "etp", "dp", "microbatches",
+    "tp", "cp", "pp", "vpp", "ep", "etp", "dp", "microbatches", "schedule",
     "step_time_s", "tflops_per_gpu", "tokens_per_s_per_gpu", "mfu",
     "compute_s", "recompute_s", "host_overhead_s", "exposed_ep_dispatch_s", "exposed_ep_combine_s",
     "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s", "optimizer_s",
@@ -73,6 +73,7 @@ Json result_row(const Point& p, const driver::RunResult& r) {
                                                         {"vpp", l.vpp}, {"ep", l.ep}, {"etp", l.etp},
                                                         {"dp", l.dp}, {"microbatches", l.microbatches}};
   for (const auto& [name, value] : layout_columns) row[name] = value;
+  row["schedule"] = std::string(plan::to_string(l.schedule));
   row["step_time_s"] = r.metrics.step_time_s;
   row["tflops_per_gpu"] = r.metrics.tflops_per_gpu;
   row["tokens_per_s_per_gpu"] = r.metrics.tokens_per_s_per_gpu;

@@ -17,10 +17,10 @@ PassLowering::PassLowering(const Scenario& s, const plan::Layout& l, const cost:
   mtp_extra_ = model::mtp_extra_section(s.model, shard_);
 }
 
-void PassLowering::compute(std::vector<PassItem>& out, const model::Section& sec, Phase phase,
+void PassLowering::compute(std::vector<PassItem>& out, const model::Section& sec, bool forward,
                            const std::string& label, cost::GradPart part, bool beside) const {
   if (sec.ops.empty()) return;
-  const model::Pass pass = phase == Phase::forward ? model::Pass::forward : model::Pass::backward;
+  const model::Pass pass = forward ? model::Pass::forward : model::Pass::backward;
   cost::ComputeCost c = cost::section_cost(sec, pass, s_, cal_, part);
   // Consecutive compute joins the previous run: one segment between two communication points.
   if (!beside && !out.empty() && !out.back().is_comm && !out.back().beside_previous_comm) {
@@ -60,79 +60,107 @@ void PassLowering::layer_forward(int layer, bool moe, std::vector<PassItem>& out
   const std::string name = fmt::format("layer {}", layer);
   const bool tp = l_.tp > 1;
   if (tp) comm(out, CollectiveKind::all_gather, GroupRole::tp, Activity::tp_comm, p.comm.tp_gather_bytes, name + " attention all-gather");
-  compute(out, p.attention, Phase::forward, name + " attention");
+  compute(out, p.attention, true, name + " attention");
   if (tp) comm(out, CollectiveKind::reduce_scatter, GroupRole::tp, Activity::tp_comm, p.comm.tp_scatter_bytes, name + " attention reduce-scatter");
   if (!moe) {
     if (tp) comm(out, CollectiveKind::all_gather, GroupRole::tp, Activity::tp_comm, p.comm.tp_gather_bytes, name + " mlp all-gather");
-    compute(out, p.dense_ffn, Phase::forward, name + " mlp");
+    compute(out, p.dense_ffn, true, name + " mlp");
     if (tp) comm(out, CollectiveKind::reduce_scatter, GroupRole::tp, Activity::tp_comm, p.comm.tp_scatter_bytes, name + " mlp reduce-scatter");
     return;
   }
-  compute(out, p.router, Phase::forward, name + " router");
+  compute(out, p.router, true, name + " router");
   comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_dispatch, p.comm.ep_dispatch_bytes_per_peer, name + " dispatch");
-  compute(out, p.experts, Phase::forward, name + " experts");
+  compute(out, p.experts, true, name + " experts");
   comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_combine, p.comm.ep_combine_bytes_per_peer, name + " combine");
-  compute(out, p.unpermute, Phase::forward, name + " unpermute");
-  compute(out, p.shared_experts, Phase::forward, name + " shared experts");
+  compute(out, p.unpermute, true, name + " unpermute");
+  compute(out, p.shared_experts, true, name + " shared experts");
 }
 
-void PassLowering::layer_backward(int layer, bool moe, std::vector<PassItem>& out) const {
+void PassLowering::layer_backward(int layer, bool moe, cost::GradPart part, std::vector<PassItem>& out) const {
   const model::LayerProgram& p = moe ? moe_ : dense_;
   const std::string name = fmt::format("layer {}", layer);
+  const std::string what = part == cost::GradPart::data_only ? " input-grad" : " backward";
   const bool tp = l_.tp > 1;
   if (!moe) {
     if (tp) comm(out, CollectiveKind::all_gather, GroupRole::tp, Activity::tp_comm, p.comm.tp_gather_bytes, name + " mlp grad all-gather");
-    compute(out, p.dense_ffn, Phase::backward, name + " mlp backward");
+    compute(out, p.dense_ffn, false, name + " mlp" + what, part);
     if (tp) comm(out, CollectiveKind::reduce_scatter, GroupRole::tp, Activity::tp_comm, p.comm.tp_scatter_bytes, name + " mlp grad reduce-scatter");
   } else {
-    compute(out, p.shared_experts, Phase::backward, name + " shared experts backward");
-    compute(out, p.unpermute, Phase::backward, name + " unpermute backward");
+    compute(out, p.shared_experts, false, name + " shared experts" + what, part);
+    compute(out, p.unpermute, false, name + " unpermute" + what, part);
     // Gradients travel the combine's path backwards, then the dispatch's; both in BF16.
     comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_combine, p.comm.ep_combine_bytes_per_peer, name + " combine backward");
-    if (s_.recipe.delay_wgrad) {
+    if (s_.recipe.delay_wgrad && part == cost::GradPart::all) {
       // Megatron's delay_wgrad_compute: the expert weight gradients run while the dispatch's
       // backward all-to-all is in flight.
-      compute(out, p.experts, Phase::backward, name + " experts dgrad", cost::GradPart::data_only);
+      compute(out, p.experts, false, name + " experts dgrad", cost::GradPart::data_only);
       comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_dispatch, p.comm.ep_combine_bytes_per_peer, name + " dispatch backward");
-      compute(out, p.experts, Phase::backward, name + " experts wgrad", cost::GradPart::weight_only, true);
+      compute(out, p.experts, false, name + " experts wgrad", cost::GradPart::weight_only, true);
     } else {
-      compute(out, p.experts, Phase::backward, name + " experts backward");
+      compute(out, p.experts, false, name + " experts" + what, part);
       comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_dispatch, p.comm.ep_combine_bytes_per_peer, name + " dispatch backward");
     }
-    compute(out, p.router, Phase::backward, name + " router backward");
+    compute(out, p.router, false, name + " router" + what, part);
   }
   if (tp) comm(out, CollectiveKind::all_gather, GroupRole::tp, Activity::tp_comm, p.comm.tp_gather_bytes, name + " attention grad all-gather");
-  compute(out, p.attention, Phase::backward, name + " attention backward");
+  compute(out, p.attention, false, name + " attention" + what, part);
   if (tp) comm(out, CollectiveKind::reduce_scatter, GroupRole::tp, Activity::tp_comm, p.comm.tp_scatter_bytes, name + " attention grad reduce-scatter");
 }
 
+// The weight-gradient GEMMs of one layer: no communication (each rank's experts and TP shards
+// own their weights).
+void PassLowering::layer_weight_grad(bool moe, std::vector<PassItem>& out) const {
+  const model::LayerProgram& p = moe ? moe_ : dense_;
+  for (const model::Section* sec : {&p.dense_ffn, &p.shared_experts, &p.unpermute, &p.experts, &p.router, &p.attention})
+    compute(out, *sec, false, "weight gradients", cost::GradPart::weight_only);
+}
+
 void PassLowering::mtp_forward(std::vector<PassItem>& out) const {
-  compute(out, mtp_extra_, Phase::forward, "mtp projection");
+  compute(out, mtp_extra_, true, "mtp projection");
   layer_forward(s_.model.layers, s_.model.moe.experts > 0, out);
-  compute(out, output_, Phase::forward, "mtp logits and loss");
+  compute(out, output_, true, "mtp logits and loss");
 }
 
-void PassLowering::mtp_backward(std::vector<PassItem>& out) const {
-  compute(out, output_, Phase::backward, "mtp logits backward");
-  layer_backward(s_.model.layers, s_.model.moe.experts > 0, out);
-  compute(out, mtp_extra_, Phase::backward, "mtp projection backward");
+void PassLowering::mtp_backward(cost::GradPart part, std::vector<PassItem>& out) const {
+  compute(out, output_, false, "mtp logits backward", part);
+  layer_backward(s_.model.layers, s_.model.moe.experts > 0, part, out);
+  compute(out, mtp_extra_, false, "mtp projection backward", part);
 }
 
-std::vector<PassItem> PassLowering::lower(int pp_rank, int chunk, Phase phase) const {
+std::vector<PassItem> PassLowering::lower(int pp_rank, int chunk, plan::Pass pass) const {
   const plan::VirtualStage& v = l_.stage(pp_rank, chunk);
+  const bool moe_model = s_.model.moe.experts > 0;
   std::vector<PassItem> out;
-  if (phase == Phase::forward) {
-    if (v.embedding) compute(out, embedding_, phase, "embedding");
-    for (int i = v.first_layer; i < v.first_layer + v.layers; ++i)
-      layer_forward(i, model::is_moe_layer(s_.model, i), out);
-    for (int d = 0; d < v.mtp_layers; ++d) mtp_forward(out);
-    if (v.output) compute(out, output_, phase, "logits and loss");
-  } else {
-    if (v.output) compute(out, output_, phase, "logits backward");
-    for (int d = 0; d < v.mtp_layers; ++d) mtp_backward(out);
-    for (int i = v.first_layer + v.layers - 1; i >= v.first_layer; --i)
-      layer_backward(i, model::is_moe_layer(s_.model, i), out);
-    if (v.embedding) compute(out, embedding_, phase, "embedding backward");
+  switch (pass) {
+    case plan::Pass::forward:
+      if (v.embedding) compute(out, embedding_, true, "embedding");
+      for (int i = v.first_layer; i < v.first_layer + v.layers; ++i)
+        layer_forward(i, model::is_moe_layer(s_.model, i), out);
+      for (int d = 0; d < v.mtp_layers; ++d) mtp_forward(out);
+      if (v.output) compute(out, output_, true, "logits and loss");
+      break;
+    case plan::Pass::backward:
+    case plan::Pass::input_grad: {
+      const cost::GradPart part = pass == plan::Pass::backward ? cost::GradPart::all : cost::GradPart::data_only;
+      if (v.output) compute(out, output_, false, "logits backward", part);
+      for (int d = 0; d < v.mtp_layers; ++d) mtp_backward(part, out);
+      for (int i = v.first_layer + v.layers - 1; i >= v.first_layer; --i)
+        layer_backward(i, model::is_moe_layer(s_.model, i), part, out);
+      if (v.embedding) compute(out, embedding_, false, "embedding backward", part);
+      break;
+    }
+    case plan::Pass::weight_grad:
+      // Everything joins one compute segment: W has no communication point.
+      if (v.output) compute(out, output_, false, "weight gradients", cost::GradPart::weight_only);
+      for (int d = 0; d < v.mtp_layers; ++d) {
+        compute(out, output_, false, "weight gradients", cost::GradPart::weight_only);
+        layer_weight_grad(moe_model, out);
+        compute(out, mtp_extra_, false, "weight gradients", cost::GradPart::weight_only);
+      }
+      for (int i = v.first_layer + v.layers - 1; i >= v.first_layer; --i)
+        layer_weight_grad(model::is_moe_layer(s_.model, i), out);
+      if (v.embedding) compute(out, embedding_, false, "weight gradients", cost::GradPart::weight_only);
+      break;
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include "moesim/cost/kernel_model.hpp"
 #include "moesim/cost/section_cost.hpp"
 #include "moesim/plan/layout.hpp"
+#include "moesim/plan/schedule.hpp"
 #include "moesim/workload/program.hpp"
 
 namespace moesim::workload {
@@ -31,14 +32,19 @@ struct PassItem {
 class PassLowering {
  public:
   PassLowering(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal);
-  std::vector<PassItem> lower(int pp_rank, int chunk, Phase phase) const;
+  // A backward pass is lowered whole, as its input-gradient part (B: the data-gradient GEMMs and
+  // everything that is not a weight GEMM, with its communication) or as its weight-gradient part
+  // (W: the weight-gradient GEMMs, compute only).
+  std::vector<PassItem> lower(int pp_rank, int chunk, plan::Pass pass) const;
 
  private:
   void layer_forward(int layer, bool moe, std::vector<PassItem>& out) const;
-  void layer_backward(int layer, bool moe, std::vector<PassItem>& out) const;
+  // part: all (whole backward) or data_only (B).
+  void layer_backward(int layer, bool moe, cost::GradPart part, std::vector<PassItem>& out) const;
+  void layer_weight_grad(bool moe, std::vector<PassItem>& out) const;
   void mtp_forward(std::vector<PassItem>& out) const;
-  void mtp_backward(std::vector<PassItem>& out) const;
-  void compute(std::vector<PassItem>& out, const model::Section& sec, Phase phase,
+  void mtp_backward(cost::GradPart part, std::vector<PassItem>& out) const;
+  void compute(std::vector<PassItem>& out, const model::Section& sec, bool forward,
                const std::string& label, cost::GradPart part = cost::GradPart::all,
                bool beside = false) const;
   void comm(std::vector<PassItem>& out, platform::CollectiveKind kind, GroupRole group,

@@ -16,4 +16,15 @@ std::string_view to_string(Activity a) {
   return "?";
 }
 
+std::string_view to_string(Phase p) {
+  switch (p) {
+    case Phase::forward: return "forward";
+    case Phase::backward: return "backward";
+    case Phase::input_grad: return "input-gradient";
+    case Phase::weight_grad: return "weight-gradient";
+    case Phase::step: return "step";
+  }
+  return "?";
+}
+
 }  // namespace moesim::workload

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <stdexcept>
 
 #include "moesim/model/flops.hpp"
 #include "moesim/plan/memory.hpp"
@@ -31,18 +33,39 @@ class Emitter {
   RankProgram& prog_;
 };
 
-// A pass being emitted, possibly interleaved with another one (EP overlap).
+// A pass being emitted, possibly interleaved with another one (F&B overlap).
 struct PassCursor {
   std::vector<PassItem> items;
   size_t next = 0;
   int last_task = -1;           // the task the pass's next item depends on
   int last_compute = -1;
-  MessageKey wait;              // message the first compute waits for
+  MessageKey wait;              // message from another rank the first task waits for
   std::vector<std::int32_t> first_deps;  // e.g. the parameter all-gather of its chunk
-  Phase phase = Phase::forward;
+  plan::Pass pass = plan::Pass::forward;
   int microbatch = 0, chunk = 0;
   bool done() const { return next >= items.size(); }
 };
+
+Phase phase_of(plan::Pass p) {
+  switch (p) {
+    case plan::Pass::forward: return Phase::forward;
+    case plan::Pass::backward: return Phase::backward;
+    case plan::Pass::input_grad: return Phase::input_grad;
+    case plan::Pass::weight_grad: return Phase::weight_grad;
+  }
+  return Phase::step;
+}
+
+// One letter per pass, as the schedules' papers draw them.
+const char* letter(plan::Pass p) {
+  switch (p) {
+    case plan::Pass::forward: return "F";
+    case plan::Pass::backward: return "BW";
+    case plan::Pass::input_grad: return "B";
+    case plan::Pass::weight_grad: return "W";
+  }
+  return "?";
+}
 
 class StepEmitter {
  public:
@@ -52,67 +75,120 @@ class StepEmitter {
 
   void emit() {
     emit_param_gathers();
-    const auto schedule = pipeline_schedule(l_, r_);
-    last_backward_.assign(l_.vpp, -1);
+    const auto schedule = plan::pipeline_schedule(l_, r_);
+    last_gradient_.assign(l_.chunks, -1);
+    forward_end_.assign(static_cast<size_t>(l_.microbatches) * l_.chunks, -1);
+    input_grad_end_ = forward_end_;
+    local_message_.assign(static_cast<size_t>(2) * l_.microbatches * stages(), -1);
     for (size_t i = 0; i < schedule.size(); ++i) {
-      const bool pair = s_.recipe.ep_overlap && i + 1 < schedule.size() && schedule[i + 1].paired;
-      if (pair) {
+      if (i + 1 < schedule.size() && schedule[i + 1].paired) {
         PassCursor f = cursor(schedule[i]);
         PassCursor b = cursor(schedule[i + 1]);
-        // Alternate segments: each pass's communication hides behind the other's compute.
-        bool f_sent = false, b_sent = false;
-        while (!f_sent || !b_sent) {
-          segment(f);
-          // A pass's output leaves as soon as its last segment is issued, not after its partner.
-          if (f.done() && !f_sent) f_sent = (finish(f), true);
-          segment(b);
-          if (b.done() && !b_sent) b_sent = (finish(b), true);
+        start_with_partner(f, b);
+        // The stack overlaps the pair (Megatron's combined 1F1B, DualPipe's
+        // overlapped_forward_backward) or runs its passes one after the other.
+        if (s_.recipe.ep_overlap) {
+          // Alternate segments: each pass's communication hides behind the other's compute.
+          bool f_sent = false, b_sent = false;
+          while (!f_sent || !b_sent) {
+            segment(f);
+            // A pass's output leaves as soon as its last segment is issued, not after its partner.
+            if (f.done() && !f_sent) f_sent = (finish(f), true);
+            segment(b);
+            if (b.done() && !b_sent) b_sent = (finish(b), true);
+          }
+        } else {
+          run(f);
+          run(b);
         }
         ++i;
       } else {
         PassCursor c = cursor(schedule[i]);
-        while (!c.done()) segment(c);
-        finish(c);
+        run(c);
       }
     }
     emit_grad_sync_and_optimizer();
   }
 
  private:
-  int stage_index(int chunk) const { return chunk * l_.pp + r_; }
-  int stages() const { return l_.pp * l_.vpp; }
-  MessageKey key(Phase dir, int mb, int stage) const {
-    return MessageKey{((dir == Phase::forward ? 0 : 1) * l_.microbatches + mb) * stages() + stage};
+  int stages() const { return l_.virtual_stages(); }
+  MessageKey key(bool gradient, int mb, int stage) const {
+    return MessageKey{((gradient ? 1 : 0) * l_.microbatches + mb) * stages() + stage};
+  }
+  size_t pair_index(int mb, int chunk) const { return static_cast<size_t>(mb) * l_.chunks + chunk; }
+  // Chunks in virtual-stage order: the order in which ranks sharing a data-parallel group (the
+  // two copies of a dualpipe stage) issue its collectives.
+  std::vector<int> chunks_by_stage() const {
+    std::vector<int> c(l_.chunks);
+    for (int i = 0; i < l_.chunks; ++i) c[i] = i;
+    std::sort(c.begin(), c.end(), [&](int a, int b) { return l_.stage_index(r_, a) < l_.stage_index(r_, b); });
+    return c;
   }
 
-  PassCursor cursor(const ScheduleEntry& e) {
+  void run(PassCursor& c) {
+    while (!c.done()) segment(c);
+    finish(c);
+  }
+
+  // An F&B step starts once both passes' inputs are in: the forward's first task also waits for
+  // what the backward needs, through a marker task where that is a message from another rank.
+  void start_with_partner(PassCursor& f, const PassCursor& b) {
+    f.first_deps.insert(f.first_deps.end(), b.first_deps.begin(), b.first_deps.end());
+    if (b.wait.id < 0) return;
+    PassItem marker;
+    marker.label = "F&B: backward input arrived";
+    Task t = base(b, marker);
+    t.kind = TaskKind::compute;
+    t.stream = Stream::compute;
+    t.wait_message = b.wait;
+    f.first_deps.push_back(em_.add(std::move(t)));
+  }
+
+  // What the pass needs before it starts: its input from the neighbouring stage (a message, or
+  // a task of this rank when the neighbour is a chunk of its own), and what it builds on.
+  PassCursor cursor(const plan::ScheduleEntry& e) {
     PassCursor c;
-    c.items = lowering_.lower(r_, e.chunk, e.phase);
+    c.items = lowering_.lower(r_, e.chunk, e.pass);
     if (c.items.empty()) {
       PassItem idle;
       idle.label = "empty stage";
       c.items.push_back(idle);
     }
-    c.phase = e.phase;
+    c.pass = e.pass;
     c.microbatch = e.microbatch;
     c.chunk = e.chunk;
-    const int v = stage_index(e.chunk);
-    if (e.phase == Phase::forward && v > 0) c.wait = key(Phase::forward, e.microbatch, v);
-    if (e.phase == Phase::backward && v < stages() - 1) c.wait = key(Phase::backward, e.microbatch, v);
-    if (e.phase == Phase::forward && param_gather_[e.chunk] >= 0)
-      c.first_deps.push_back(param_gather_[e.chunk]);
+    const int v = l_.stage_index(r_, e.chunk);
+    const bool forward = e.pass == plan::Pass::forward;
+    const bool needs_gradient = e.pass == plan::Pass::backward || e.pass == plan::Pass::input_grad;
+    int from = -1;
+    if (forward && v > 0) from = v - 1;
+    if (needs_gradient && v < stages() - 1) from = v + 1;
+    if (from >= 0) {
+      const MessageKey k = key(!forward, e.microbatch, v);
+      if (l_.holder(from, e.microbatch).pp_rank == r_) {
+        const int producer = local_message_[k.id];
+        if (producer < 0) throw std::logic_error("schedule runs a pass before its input on the same rank");
+        c.first_deps.push_back(producer);
+      } else {
+        c.wait = k;
+      }
+    }
+    const size_t pair = pair_index(e.microbatch, e.chunk);
+    if (forward && param_gather_[e.chunk] >= 0) c.first_deps.push_back(param_gather_[e.chunk]);
+    // A backward needs what its own forward saved; a W the output gradients its B received.
+    if (needs_gradient && forward_end_[pair] >= 0) c.first_deps.push_back(forward_end_[pair]);
+    if (e.pass == plan::Pass::weight_grad && input_grad_end_[pair] >= 0) c.first_deps.push_back(input_grad_end_[pair]);
     return c;
   }
 
   Task base(const PassCursor& c, const PassItem& item) const {
     Task t;
-    t.phase = c.phase;
+    t.phase = phase_of(c.pass);
     t.microbatch = c.microbatch;
     t.chunk = static_cast<std::int16_t>(c.chunk);
-    t.label = fmt::format("mb {} chunk {} {}", c.microbatch, c.chunk, item.label);
+    t.label = fmt::format("mb {} chunk {} {} {}", c.microbatch, c.chunk, letter(c.pass), item.label);
     return t;
   }
-
   Task compute_task(const PassCursor& c, const PassItem& item) const {
     Task t = base(c, item);
     t.kind = TaskKind::compute;
@@ -173,21 +249,35 @@ class StepEmitter {
 
   // The pass's output travels to the next (forward) or previous (backward) virtual stage.
   void finish(const PassCursor& c) {
-    const int v = stage_index(c.chunk);
-    const int to = c.phase == Phase::forward ? v + 1 : v - 1;
-    if (c.phase == Phase::backward) last_backward_[c.chunk] = c.last_task;
+    const size_t pair = pair_index(c.microbatch, c.chunk);
+    switch (c.pass) {
+      case plan::Pass::forward: forward_end_[pair] = c.last_task; break;
+      case plan::Pass::input_grad: input_grad_end_[pair] = c.last_task; break;
+      case plan::Pass::backward:
+      case plan::Pass::weight_grad: last_gradient_[c.chunk] = c.last_task; break;
+    }
+    if (c.pass == plan::Pass::weight_grad) return;  // W's results stay on the rank
+    const bool forward = c.pass == plan::Pass::forward;
+    const int v = l_.stage_index(r_, c.chunk);
+    const int to = forward ? v + 1 : v - 1;
     if (to < 0 || to >= stages()) return;
+    const MessageKey k = key(!forward, c.microbatch, to);
+    const int peer = l_.holder(to, c.microbatch).pp_rank;
+    if (peer == r_) {  // the next chunk is this rank's own (the bottom of a V)
+      local_message_[k.id] = c.last_task;
+      return;
+    }
     Task t;
     t.kind = TaskKind::pp_send;
     t.stream = Stream::pp_send;
     t.activity = Activity::pp_comm;
-    t.phase = c.phase;
+    t.phase = phase_of(c.pass);
     t.microbatch = c.microbatch;
     t.chunk = static_cast<std::int16_t>(c.chunk);
     t.label = fmt::format("mb {} chunk {} send {} to pp {}", c.microbatch, c.chunk,
-                          c.phase == Phase::forward ? "activations" : "gradients", to % l_.pp);
-    t.peer_pp_rank = static_cast<std::int16_t>(to % l_.pp);
-    t.message = key(c.phase, c.microbatch, to);
+                          forward ? "activations" : "gradients", peer);
+    t.peer_pp_rank = static_cast<std::int16_t>(peer);
+    t.message = k;
     // Sequence-parallel hidden states (or their gradients) of the micro-batch, in BF16.
     t.bytes = static_cast<double>(s_.training.micro_batch) * s_.training.seq_len / l_.cp / l_.tp *
               s_.model.hidden * kBf16Bytes;
@@ -212,11 +302,11 @@ class StepEmitter {
   // Distributed optimizer: each chunk's parameters are all-gathered before its first forward
   // (overlapped with earlier chunks' compute when the stack overlaps the parameter gather).
   void emit_param_gathers() {
-    param_gather_.assign(l_.vpp, -1);
+    param_gather_.assign(l_.chunks, -1);
     const double param_bytes = s_.recipe.fp8_param_gather && s_.training.precision != Precision::bf16
                                    ? 1.0 : kBf16Bytes;
     std::vector<std::int32_t> all;
-    for (int c = 0; c < l_.vpp; ++c) {
+    for (int c : chunks_by_stage()) {
       const plan::ParamShard p = plan::chunk_params(s_, l_, r_, c);
       int last = -1;
       if (l_.dp * l_.cp > 1 && p.dense_params > 0)
@@ -231,18 +321,20 @@ class StepEmitter {
       if (last >= 0) all.push_back(last);
     }
     if (!s_.recipe.overlap_param_gather)
-      for (int c = 0; c < l_.vpp; ++c) param_gather_[c] = all.empty() ? -1 : all.back();
+      for (int c = 0; c < l_.chunks; ++c) param_gather_[c] = all.empty() ? -1 : all.back();
   }
 
   void emit_grad_sync_and_optimizer() {
     std::vector<std::int32_t> syncs;
     const int end_of_backward = static_cast<int>(em_.program().tasks.size()) - 1;
-    // With overlap_grad_reduce a chunk's gradients are reduced as soon as its last backward
-    // is done; otherwise after the whole pipeline has drained. Megatron's backward runs the
-    // chunks in reverse, so the last chunk is reduced first.
-    for (int c = l_.vpp - 1; c >= 0; --c) {
+    // With overlap_grad_reduce a chunk's gradients are reduced as soon as its last weight
+    // gradients are done; otherwise after the whole pipeline has drained. The backward runs the
+    // stages in reverse, so the last stage is reduced first.
+    std::vector<int> order = chunks_by_stage();
+    std::reverse(order.begin(), order.end());
+    for (int c : order) {
       const plan::ParamShard p = plan::chunk_params(s_, l_, r_, c);
-      const int after = s_.recipe.overlap_grad_reduce ? last_backward_[c] : end_of_backward;
+      const int after = s_.recipe.overlap_grad_reduce ? last_gradient_[c] : end_of_backward;
       // Gradients are reduced in the type of the gradient buffer (FP32 unless reduced in BF16).
       const double grad_bytes = s_.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
       auto add = [&](GroupRole g, double params, const char* what) {
@@ -258,7 +350,8 @@ class StepEmitter {
     // Adam on this rank's shard: read gradient, master weight and both moments, write master,
     // moments and the BF16 parameter; plus one read of the gradients for the norm (clipping).
     const plan::ParamShard all = plan::param_shard(s_, l_, r_);
-    const double shard = all.dense_params / (l_.dp * l_.cp) + all.expert_params / l_.edp;
+    // (Dualpipe: the states of each stage are sharded over the data-parallel ranks of both copies.)
+    const double shard = (all.dense_params / (l_.dp * l_.cp) + all.expert_params / l_.edp) / l_.param_copies;
     const double moment = s_.recipe.adam_moment_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
     const double bytes = shard * (2 * kFp32Bytes + 2 * kFp32Bytes + 4 * moment + kBf16Bytes);
     Task opt;
@@ -269,7 +362,7 @@ class StepEmitter {
     opt.label = "optimizer step (distributed Adam)";
     opt.gpu_seconds = bytes / (s_.system.gpu.hbm_bytes_per_s * cal_.of(s_.system.gpu).copy_hbm_efficiency);
     // Multi-tensor Adam launches a few kernels per parameter group of each layer.
-    opt.kernels = 4 * (l_.stage(r_, 0).layers + 1) * l_.vpp;
+    opt.kernels = 4 * (l_.stage(r_, 0).layers + 1) * l_.chunks;
     // The optimizer runs outside any CUDA graph but the full-iteration one.
     const double launch = s_.recipe.cuda_graphs == "full_iteration" ? cal_.launch_graph_s
                           : s_.stack.host_overhead_per_kernel_s > 0 ? s_.stack.host_overhead_per_kernel_s
@@ -288,38 +381,45 @@ class StepEmitter {
   int r_;
   Emitter em_;
   std::vector<int> param_gather_;
-  std::vector<int> last_backward_;
+  std::vector<int> last_gradient_;   // per chunk: the task completing its last weight gradients
+  std::vector<int> forward_end_;     // per (micro-batch, chunk): its forward's last task
+  std::vector<int> input_grad_end_;  // per (micro-batch, chunk): its B's last task
+  std::vector<int> local_message_;   // per message produced for this rank itself: its task
 };
 
 }  // namespace
 
 std::vector<long long> task_counts(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal) {
   const PassLowering lowering(s, l, cal);
-  const int stages = l.pp * l.vpp;
+  const int stages = l.virtual_stages();
   std::vector<long long> counts;
   for (int r = 0; r < l.pp; ++r) {
-    long long per_microbatch = 0;
-    int step_tasks = 1;  // the optimizer
-    for (int c = 0; c < l.vpp; ++c) {
-      const int v = c * l.pp + r;
-      for (Phase phase : {Phase::forward, Phase::backward}) {
-        const std::size_t items = lowering.lower(r, c, phase).size();
-        per_microbatch += static_cast<long long>(std::max<std::size_t>(items, 1));  // an empty pass is one idle task
-      }
-      per_microbatch += (v + 1 < stages ? 1 : 0) + (v > 0 ? 1 : 0);  // the passes' sends onwards
+    long long tasks = 1;  // the optimizer
+    for (int c = 0; c < l.chunks; ++c) {
       const plan::ParamShard p = plan::chunk_params(s, l, r, c);
       const int dense = l.dp * l.cp > 1 && p.dense_params > 0 ? 1 : 0;
       const int expert = l.edp > 1 && p.expert_params > 0 ? 1 : 0;
-      step_tasks += 2 * (dense + expert);  // parameter all-gathers and gradient reduce-scatters
+      tasks += 2 * (dense + expert);  // parameter all-gathers and gradient reduce-scatters
     }
-    counts.push_back(per_microbatch * l.microbatches + step_tasks);
+    // Per schedule entry: its pass's items (an empty pass is one idle task), its send onwards
+    // unless the next stage is its own rank's, and an F&B step's marker.
+    std::map<std::pair<int, plan::Pass>, long long> items;
+    for (const plan::ScheduleEntry& e : plan::pipeline_schedule(l, r)) {
+      auto [it, fresh] = items.try_emplace({e.chunk, e.pass}, 0);
+      if (fresh) it->second = static_cast<long long>(std::max<std::size_t>(lowering.lower(r, e.chunk, e.pass).size(), 1));
+      tasks += it->second + (e.paired ? 1 : 0);
+      if (e.pass == plan::Pass::weight_grad) continue;
+      const int to = l.stage_index(r, e.chunk) + (e.pass == plan::Pass::forward ? 1 : -1);
+      if (to >= 0 && to < stages && l.holder(to, e.microbatch).pp_rank != r) ++tasks;
+    }
+    counts.push_back(tasks);
   }
   return counts;
 }
 
 StepProgram build_step(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal) {
   StepProgram step;
-  step.message_count = 2 * l.microbatches * l.pp * l.vpp;
+  step.message_count = 2 * l.microbatches * l.virtual_stages();
   const model::FlopsPerToken f = model::model_flops_per_token(s.model, s.training.seq_len, s.training.mtp_layers);
   const double tokens = static_cast<double>(s.training.global_batch) * s.training.seq_len;
   step.model_flop_per_gpu = f.total() * tokens / s.gpus;

@@ -73,6 +73,8 @@ tokens = set()
 for dotted in re.findall(r"^\| `([a-z0-9_.]+)` \|", schema, re.M):
     tokens.update(dotted.split("."))
 tokens.update(re.findall(r'"([a-z0-9_]+)"', schema))
+for choices in re.findall(r"one of ([^|]*)", schema):  # enum values, e.g. layout.schedule's
+    tokens.update(re.findall(r"`([^`]+)`", choices))
 for kind in ("systems", "models", "stacks", "hardware"):
     tokens.update(f.stem for f in (configs / kind).glob("*.json"))
 tokens.update(["base", "sources", "*", "E", "L", "t", "m", "|", "(", ")", "*", "Et|", "(tt|)*"])

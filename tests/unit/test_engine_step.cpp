@@ -6,27 +6,15 @@
 #include "moesim/driver/run.hpp"
 #include "moesim/platform/collective.hpp"
 #include "moesim/workload/step_builder.hpp"
-#include "scenario_fixtures.hpp"
+#include "run_support.hpp"
 
 using namespace moesim;
 
 namespace {
 
-driver::RunResult run(const Scenario& s, platform::Fidelity f = platform::Fidelity::folded) {
-  driver::RunOptions o;
-  o.engine.fidelity = f;
-  o.configs_dir = test::configs_dir().string();
-  return driver::run_scenario(s, o);
-}
+using test::run;
 
-// Free communication: links so fast and so close that they cost nothing measurable.
-void free_network(Scenario& s) {
-  s.system.nvlink_bytes_per_s = 1e18;
-  s.system.nic_bytes_per_s = 1e18;
-  s.system.nvlink_latency_s = 0;
-  s.system.nic_latency_s = 0;
-  s.system.fabric.switch_latency_s = 0;
-}
+void free_network(Scenario& s) { s = test::without_network_cost(s); }
 
 }  // namespace
 

@@ -164,3 +164,46 @@ TEST_CASE("Ranks follow Megatron's tp-cp-ep-dp-pp order", "[plan]") {
   CHECK(l.dp_group(0).size() == 64);
   CHECK(l.dp_group(0)[1] == 2);
 }
+
+TEST_CASE("Each schedule's rules on chunks, ranks and micro-batches are layout errors", "[plan][schedule]") {
+  require_rule([](Scenario& s) { s.layout.schedule = "zb-h1"; },
+               "zb-h1 is 1F1B with a split backward, one model chunk per rank: vpp must be 1, got 8");
+  require_rule([](Scenario& s) { s.layout.schedule = "zb-v"; }, "zb-v places two model chunks per rank in a V");
+  require_rule([](Scenario& s) { s.layout.schedule = "dualpipev"; }, "vpp must be 2, got 8");
+  require_rule([](Scenario& s) { s.layout.schedule = "dualpipe"; }, "vpp must be 1, got 8");
+  auto dualpipe = [](Scenario& s) {
+    s.layout.schedule = "dualpipe";
+    s.layout.vpp = 1;
+  };
+  require_rule([&](Scenario& s) { dualpipe(s); s.layout.pp = 1; }, "pp must be even, got 1");
+  require_rule([&](Scenario& s) { dualpipe(s); s.training.global_batch = 128 * 33; },
+               "half of the micro-batches in at each end: their number must be even, got 33");
+  require_rule([&](Scenario& s) { dualpipe(s); s.training.global_batch = 128 * 2; },
+               "dualpipe needs at least 2*pp = 4 micro-batches per step, got 2");
+  require_rule([](Scenario& s) { s.layout.schedule = "dualpipev"; s.layout.vpp = 2; s.training.global_batch = 128 * 3; },
+               "dualpipev needs at least 2*pp = 4 micro-batches per step, got 3");
+  require_rule([](Scenario& s) { s.layout.schedule = "zb-h1"; s.layout.vpp = 1; },
+               "recipe.ep_overlap overlaps a forward with a backward chunk; zb-h1 has no such pairs");
+  Scenario ok = test::record_gb300();
+  dualpipe(ok);
+  CHECK_NOTHROW(plan::make_layout(ok));
+  ok.layout.schedule = "zb-v";
+  ok.layout.vpp = 2;
+  ok.recipe.ep_overlap = false;
+  CHECK_NOTHROW(plan::make_layout(ok));
+}
+
+TEST_CASE("DualPipe's data-parallel groups hold both copies of a stage", "[plan][schedule]") {
+  Scenario s = test::record_gb300();
+  s.layout.schedule = "dualpipe";
+  s.layout.vpp = 1;
+  const plan::Layout l = plan::make_layout(s);
+  // pp 2: rank 0 holds stages 0 and 1, so does rank 128 (pp rank 1); dp 128 per copy.
+  const auto dp = l.dp_group(0);
+  CHECK(dp.size() == 256);
+  CHECK(dp == l.dp_group(128));
+  CHECK(l.edp_group(0).size() == 2 * static_cast<size_t>(l.edp));
+  CHECK(l.stage(0, 0).embedding);
+  CHECK(l.stage(0, 1).output);
+  CHECK(l.stage(1, 0).output);
+}

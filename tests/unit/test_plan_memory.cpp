@@ -227,12 +227,19 @@ TEST_CASE("A DeepSeek-V3 pipeline rank by hand: weights, gradients, optimizer, a
   CHECK(m.weights_bytes == Approx(bf16_only * 2 + (dense + experts - bf16_only) * 2 * kMx));
   CHECK(m.gradients_bytes == (dense + experts) * 2);  // BF16 gradient buffer
   CHECK(m.optimizer_bytes == Approx(dense * 8 / 32 + experts * 8 / 1));
-  // Last rank of a 1F1B pipeline: one micro-batch in flight, its two layers, the head's final
-  // norm input, output-layer input (BF16) and the BF16 logits TE's cross-entropy keeps.
-  CHECK(m.inflight_chunks == 1);
+  // Last rank of a 1F1B pipeline: one micro-batch in flight, plus the one extra warm-up forward
+  // of Megatron's combined 1F1B when EP overlap is on (get_pp_rank_microbatches); each holds its
+  // two layers, the head's final norm input, output-layer input (BF16) and the BF16 logits TE's
+  // cross-entropy keeps.
+  REQUIRE(s.recipe.ep_overlap);
+  CHECK(m.inflight_chunks == 2);
   const double T = 4096;
   CHECK(m.activations_bytes ==
-        Approx(2 * plan::layer_activation_bytes(s, true) + T * kDsH * 2 * 2 + T * kVocab * 2).epsilon(1e-12));
+        Approx(2 * (2 * plan::layer_activation_bytes(s, true) + T * kDsH * 2 * 2 + T * kVocab * 2)).epsilon(1e-12));
+  Scenario no_overlap = s;
+  no_overlap.recipe.ep_overlap = false;
+  const plan::Layout plain_layout = plan::make_layout(no_overlap);
+  CHECK(plan::rank_memory(no_overlap, plain_layout, 1).inflight_chunks == 1);
   // Rank 0: two micro-batches of the dense layer 0 and MoE layer 1.
   const plan::MemoryBreakdown m0 = plan::rank_memory(s, l, 0);
   CHECK(m0.inflight_chunks == 2);
@@ -358,4 +365,23 @@ TEST_CASE("Memory against published figures: measured peaks and Megatron's estim
     INFO(e.id << ": estimator " << e.estimator_bytes / 1e9 << " GB, moesim " << e.moesim_bytes / 1e9 << " GB");
     CHECK(std::abs(e.relative_difference()) <= driver::MemoryValidation::kEstimatorTolerance);
   }
+}
+
+TEST_CASE("DualPipe holds two parameter copies per rank; the optimizer shards each over both", "[plan][memory]") {
+  const Scenario flat = test::uniform_dense(4, 8);
+  Scenario dual = flat;
+  dual.layout.schedule = "dualpipe";
+  const plan::Layout lf = plan::make_layout(flat), ld = plan::make_layout(dual);
+  for (int r = 0; r < 4; ++r)
+    CHECK(plan::param_shard(dual, ld, r).dense_params ==
+          plan::param_shard(flat, lf, r).dense_params + plan::param_shard(flat, lf, 3 - r).dense_params);
+  // Middle ranks hold two copies of 2 identical layers: weights and gradients double, the
+  // optimizer's states are sharded over the two copies' ranks and stay as in 1F1B.
+  const plan::MemoryBreakdown d = plan::rank_memory(dual, ld, 1), f = plan::rank_memory(flat, lf, 1);
+  CHECK(d.weights_bytes == 2 * f.weights_bytes);
+  CHECK(d.gradients_bytes == 2 * f.gradients_bytes);
+  CHECK(d.optimizer_bytes == Approx(f.optimizer_bytes));
+  // DSV3 Table 2: DualPipe holds PP + 1 micro-batches' activations, 1F1B PP on the first rank.
+  CHECK(plan::inflight_chunks(ld, 0) == 4 + 1);
+  CHECK(plan::inflight_chunks(lf, 0) == 4);
 }

@@ -82,7 +82,7 @@ TEST_CASE("An output that is a FIFO is written to, not replaced", "[safe-output]
   CHECK(no_temp_files(tree.root()));
 }
 
-TEST_CASE("-o /dev/stdout writes to standard output as -o - does", "[safe-output]") {
+TEST_CASE("Output /dev/stdout writes to standard output as -o - does", "[safe-output]") {
   const TempTree tree("out-stdout");
   const fs::path s = record_copy(tree);
   const test::CliResult r = run_cli({"plan", s.string(), "-o", "/dev/stdout"}, tree.root());

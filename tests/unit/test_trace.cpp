@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "moesim/report/trace.hpp"
-#include "scenario_fixtures.hpp"
+#include "run_support.hpp"
 #include "test_docs_support.hpp"
 
 using namespace moesim;
@@ -17,20 +17,8 @@ using nlohmann::json;
 
 namespace {
 
-driver::RunResult recorded(const Scenario& s, platform::Fidelity f = platform::Fidelity::folded) {
-  driver::RunOptions o;
-  o.engine.record_timeline = true;
-  o.engine.fidelity = f;
-  o.configs_dir = test::configs_dir().string();
-  return driver::run_scenario(s, o);
-}
-
-// Links so fast and so close that communication costs nothing measurable.
-Scenario without_network_cost(Scenario s) {
-  s.system.nvlink_bytes_per_s = s.system.nic_bytes_per_s = 1e18;
-  s.system.nvlink_latency_s = s.system.nic_latency_s = s.system.fabric.switch_latency_s = 0;
-  return s;
-}
+using test::recorded;
+using test::without_network_cost;
 
 // A trace's round trip through text, the way a viewer receives it.
 json traced(const driver::RunResult& r, const report::TraceOptions& o = {}) {
@@ -253,4 +241,34 @@ TEST_CASE("moesim run --trace writes the record step in well under 100 MB", "[tr
   CHECK(t.at("metadata").at("summarised") == false);
   // A trace is of one step: a weak-scaling series has none.
   CHECK(w.run("build/moesim run scenarios/gb300-256-record.json --gpus 256,512 --trace out/x.json") != 0);
+}
+
+TEST_CASE("A split-backward schedule shows its B and W passes on the compute track", "[trace][schedule]") {
+  Scenario s = without_network_cost(test::uniform_dense(4, 8));
+  s.layout.schedule = "zb-h1";
+  const auto r = recorded(s);
+  const json t = traced(r);
+  require_nesting(t, r.metrics.step_time_s * 1e6);
+  // ZB-H1: rank 0 runs whole backwards; rank 1 splits the first steady-state one (micro-batch 0)
+  // into B and W and runs the W later.
+  std::map<int, std::set<std::string>> phases;  // pid -> phases seen
+  double b0_end = -1, w0_start = -1;
+  for (const json& e : events_of(t, "X")) {
+    if (e.at("tid") != 0 || !e.at("args").contains("microbatch")) continue;
+    const std::string phase = e.at("args").at("phase");
+    phases[e.at("pid")].insert(phase);
+    if (e.at("pid") == 1 && e.at("args").at("microbatch") == 0) {
+      const double ts = e.at("ts"), end = ts + e.at("dur").get<double>();
+      if (phase == "input-gradient") b0_end = std::max(b0_end, end);
+      if (phase == "weight-gradient" && w0_start < 0) {
+        w0_start = ts;
+        CHECK(e.at("name").get<std::string>().find(" W ") != std::string::npos);
+      }
+    }
+  }
+  CHECK(phases[0] == std::set<std::string>{"forward", "backward"});
+  CHECK(phases[1].count("input-gradient") == 1);
+  CHECK(phases[1].count("weight-gradient") == 1);
+  REQUIRE(b0_end > 0);
+  CHECK(w0_start >= b0_end);
 }

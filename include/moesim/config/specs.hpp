@@ -176,9 +176,12 @@ struct LayoutSpec {
   int dp = 0;                             // 0: derived as gpus / (tp * cp * pp)
   bool sequence_parallel = true;          // with tp > 1
   std::string pipeline_layout;            // Megatron's pipeline_model_parallel_layout, "" = even
-  std::string schedule = "1f1b";          // 1f1b (interleaved when vpp > 1)
+  std::string schedule = "1f1b";          // one of pipeline_schedule_names()
   int gpus_per_domain = 0;                // GPUs used per NVLink domain; 0 = all of it
 };
+
+// The layout.schedule values, in the order of plan::Schedule (plan/schedule.hpp describes them).
+const std::vector<std::string>& pipeline_schedule_names();
 
 // A measured result the scenario reproduces (../shared/reference/published.json).
 struct Published {

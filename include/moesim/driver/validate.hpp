@@ -7,6 +7,7 @@
 
 #include "moesim/driver/memory_validation.hpp"
 #include "moesim/driver/run.hpp"
+#include "moesim/driver/schedule_comparison.hpp"
 
 namespace moesim::driver {
 
@@ -30,14 +31,17 @@ struct Validation {
   bool history_monotone = true;             // gb200-history-step0..12 in increasing order
   ScalingCheck scaling;                     // record layout 256 -> 1,024 GPUs
   MemoryValidation memory;                  // peaks, measured memory (scenarios/memory/), estimator
+  ScheduleComparison schedules;             // DeepSeek's own setup beside DSV3 Table 2 (if asked)
 };
 
 // The *.json files of `published_dir`, sorted by name.
 std::vector<std::filesystem::path> published_scenarios(const std::filesystem::path& published_dir);
 
-// Runs every *.json in `published_dir`; the scaling check weak-scales `record_scenario`.
+// Runs every *.json in `published_dir`; the scaling check weak-scales `record_scenario`;
+// `schedules_scenario`, when given, is compared under the schedules of DSV3 Table 2.
 Validation validate(const std::filesystem::path& published_dir,
-                    const std::filesystem::path& record_scenario, const RunOptions& options);
+                    const std::filesystem::path& record_scenario, const RunOptions& options,
+                    const std::filesystem::path& schedules_scenario = {});
 
 // What fails `moesim validate` (exit 1): one line per row outside its tolerance. Empty when the
 // validation passes. The one place that decides it (the history's order and the scaling are

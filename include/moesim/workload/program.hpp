@@ -25,12 +25,16 @@ enum class Activity : std::uint8_t {
 };
 std::string_view to_string(Activity a);
 
-enum class Phase : std::uint8_t { forward, backward, step };
+// A task's pass: forward, a whole backward, a backward's input-gradient part (B) or its
+// weight-gradient part (W) when the schedule splits them, or the once-per-step work.
+enum class Phase : std::uint8_t { forward, backward, input_grad, weight_grad, step };
+std::string_view to_string(Phase p);
 
 // A message between pipeline ranks: forward activations or backward gradients of one
 // micro-batch for one virtual stage.
 struct MessageKey {
-  std::int32_t id = -1;  // dense index: (direction * microbatches + microbatch) * stages + stage
+  std::int32_t id = -1;  // dense index: (direction * microbatches + microbatch) * stages + stage,
+                         // direction 0 for activations, 1 for gradients; stage = the receiver's
 };
 
 struct Task {
