@@ -1,90 +1,120 @@
 #!/usr/bin/env python3
-"""Fits the few software parameters that no measurement in ../shared gives, one at a time, each
-to the one GB200 history step (MLM-G) that changed it, and writes them back into the history
-scenarios and the baseline stack. Every other step is then a prediction.
+"""Refits every parameter of configs/fitted.json (the few that no measurement gives), each to the
+one published row it is fitted to, writes the value into every file the registry lists for it,
+and then does the leave-one-out check: it refits the parameter without its row, to the row named
+under leave_one_out.fitted_to, runs its own row with that value and records that row's error
+(leave_one_out.values and .error in configs/fitted.json; docs/validation.md shows them).
 
-  parameter                                   fitted to
-  eager launch gap before NUMA binding        step 0   (bindpcie at step 7 "reduces per-GPU kernel
-                                                        launch latency", MLM-G §2.4; from step 7 on
-                                                        the calibration's 9.35 us applies)
-  HybridEP efficiencies                       step 10  (ratio combine/dispatch kept at DeepEP's 190/400)
+A parameter with several keys (the HybridEP dispatch and combine efficiencies) is fitted as one:
+all its keys scale by the same factor, so their recorded ratio stays as the registry says.
 
-Other parameters come from measurements: DeepEP's bandwidths (MLM-G §2.2.1), the CPU cost per
-kernel (MLM-G step 2, see configs/stacks/megatron-lm-gb200-guide-baseline.json).
-
-Usage: scripts/calibrate_history.py [build/moesim]   (takes about ten seconds)
+Usage: scripts/calibrate_history.py [build/moesim]      (about a minute: bisections of runs)
+Afterwards: rebuild nothing, run scripts/update-validation-baseline.sh and regenerate
+docs/validation.md (build/moesim validate --format markdown --output docs/validation.md).
 """
-import json, subprocess, sys, pathlib, tempfile
+import json
+import pathlib
+import re
+import subprocess
+import sys
 
 root = pathlib.Path(__file__).resolve().parent.parent
 moesim = sys.argv[1] if len(sys.argv) > 1 else str(root / "build" / "moesim")
-hist = lambda k: root / "scenarios" / "published" / f"gb200-history-step{k}.json"
-baseline = root / "configs" / "stacks" / "megatron-lm-gb200-guide-baseline.json"
-COMBINE_PER_DISPATCH = 190.0 / 400.0  # MLM-G §2.2.1, DeepEP at EP32
+registry_file = root / "configs" / "fitted.json"
+published = root / "scenarios" / "published"
 
 
-def tflops(scenario):
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(scenario, f)
-    out = subprocess.run([moesim, "run", f.name, "--configs", str(root / "configs"), "--format", "json"],
-                         capture_output=True, text=True, check=True).stdout
-    pathlib.Path(f.name).unlink()
-    return json.loads(out)["tflops_per_gpu"]
+def compact(text):
+    """json.dumps(indent=2) with lists of scalars on one line, as the repository's files are."""
+    scalar = r'(?:"[^"\n]*"|[-0-9.e]+|true|false)'
+    pattern = r'\[\s*\n\s*(' + scalar + r'(?:,\s*\n\s*' + scalar + r')*)\s*\n\s*\]'
+    return re.sub(pattern, lambda m: "[" + re.sub(r',\s*\n\s*', ', ', m.group(1)) + "]", text)
 
 
-def stack_of(scenario):
-    """The scenario's stack as an override object (a bare name becomes {"base": name})."""
-    if isinstance(scenario["stack"], str):
-        scenario["stack"] = {"base": scenario["stack"]}
-    return scenario["stack"]
+def write_json(path, doc):
+    path.write_text(compact(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n")
 
 
-def fit(step, apply, lo, hi, decreasing):
-    """Bisection on one parameter so that history step `step` matches its published figure."""
-    target = json.load(open(hist(step)))["published"]["tflops_per_gpu"]
-    for _ in range(14):
+def scenario_file(row_id):
+    for f in sorted(published.glob("*.json")):
+        if json.loads(f.read_text()).get("published", {}).get("id") == row_id:
+            return f
+    sys.exit(f"no published scenario with id {row_id}")
+
+
+def tflops_and_target(row_id):
+    f = scenario_file(row_id)
+    out = subprocess.run([moesim, "run", str(f), "--configs", str(root / "configs"), "--format", "json"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"moesim run {f} failed:\n{out.stderr}")
+    return json.loads(out.stdout)["tflops_per_gpu"], json.loads(f.read_text())["published"]["tflops_per_gpu"]
+
+
+def set_values(entry, values):
+    """Writes `values` (key -> number) at every location of the entry."""
+    for location in entry["in"]:
+        file, _, prefix = location.partition("#")
+        path = root / file
+        doc = json.loads(path.read_text())
+        node = doc
+        for key in filter(None, prefix.split(".")):
+            node = node[key]
+        node.update(values)
+        write_json(path, doc)
+
+
+def scaled(entry, factor):
+    return {k: round(v * factor, 6) for k, v in entry["values"].items()}
+
+
+def fit(entry, row_id, iterations=16):
+    """Bisection on the common factor of the entry's keys so that row_id matches its figure."""
+    lo, hi = 0.25, 4.0
+    if any("efficiency" in k for k in entry["values"]):  # fractions of a link's bandwidth: at most 1
+        hi = min(hi, 1.0 / max(entry["values"].values()))
+
+    def error(factor):
+        set_values(entry, scaled(entry, factor))
+        simulated, target = tflops_and_target(row_id)
+        return simulated / target - 1
+
+    e_lo, e_hi = error(lo), error(hi)
+    if e_lo * e_hi > 0:
+        print(f"  {row_id}: no value in [{lo}, {hi}] x the registry's reproduces it "
+              f"(errors {100 * e_lo:+.1f} % .. {100 * e_hi:+.1f} %); keeping the nearer bound")
+        return lo if abs(e_lo) < abs(e_hi) else hi
+    for _ in range(iterations):
         mid = (lo + hi) / 2
-        sc = json.load(open(hist(step)))
-        apply(stack_of(sc), mid)
-        t = tflops(sc)
-        too_fast = t > target
-        if too_fast == decreasing:  # increasing the parameter slows the run
-            lo = mid
+        e_mid = error(mid)
+        if e_mid * e_lo > 0:
+            lo, e_lo = mid, e_mid
         else:
             hi = mid
-    return round((lo + hi) / 2, 3)
+    return (lo + hi) / 2
 
 
-def set_from(step, key_values):
-    for k in range(step, 13):
-        sc = json.load(open(hist(k)))
-        stack_of(sc).update(key_values)
-        json.dump(sc, open(hist(k), "w"), indent=2)
-        open(hist(k), "a").write("\n")
+def rounded(values):
+    return {k: float(f"{v:.4g}") for k, v in values.items()}
 
 
-def host(stack, v):
-    stack["host_overhead_per_kernel_us"] = v
-
-
-def efficiency(stack, v):
-    stack["dispatcher_bw_efficiency"] = v
-    stack["combine_bw_efficiency"] = round(v * COMBINE_PER_DISPATCH, 4)
-
-
-def gap(stack, v):
-    stack["eager_launch_gap_us"] = v
-
-
-g0 = fit(0, gap, 0, 200, True)
-base = json.load(open(baseline))
-base["eager_launch_gap_us"] = g0
-json.dump(base, open(baseline, "w"), indent=2)
-open(baseline, "a").write("\n")
-print("eager launch gap before bindpcie:", g0, "us")
-for step, apply, lo, hi, decreasing in [(10, efficiency, 0.2, 1.0, False)]:
-    v = fit(step, apply, lo, hi, decreasing)
-    st = {}
-    apply(st, v)
-    set_from(step, st)
-    print(f"step {step}:", st)
+registry = json.loads(registry_file.read_text())
+for entry in registry["parameters"]:
+    print(f"{entry['name']}:")
+    fitted = rounded(scaled(entry, fit(entry, entry["fitted_to"])))
+    print(f"  fitted to {entry['fitted_to']}: {fitted}")
+    loo = entry.get("leave_one_out")
+    if loo:
+        entry_at_fit = dict(entry, values=fitted)
+        loo_values = rounded(scaled(entry_at_fit, fit(entry_at_fit, loo["fitted_to"])))
+        set_values(entry, loo_values)
+        simulated, target = tflops_and_target(entry["fitted_to"])
+        loo.pop("value", None)
+        loo["values"] = loo_values
+        loo["error"] = round(simulated / target - 1, 4)
+        print(f"  leave-one-out, fitted to {loo['fitted_to']}: {loo_values}; {entry['fitted_to']} then "
+              f"{100 * loo['error']:+.1f} %")
+    set_values(entry, fitted)
+    entry["values"] = fitted
+write_json(registry_file, registry)
+print(f"wrote {registry_file.relative_to(root)} and the files it lists")

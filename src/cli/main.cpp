@@ -1,6 +1,7 @@
 // moesim: a discrete-event simulator of rack-scale Mixture-of-Experts pre-training.
-// Exit codes: 0 success, 1 unexpected failure, 2 invalid input (named file and JSON path),
-// 3 infeasible layout (explained), 4 output could not be written.
+// Exit codes: 0 success, 1 unexpected failure or a failed check (a CI gate; validate: a
+// predicted row outside +-5 %), 2 invalid input (named file and JSON path), 3 infeasible layout
+// (explained), 4 output could not be written.
 #include <fmt/format.h>
 
 #include <cstdio>

@@ -1,5 +1,8 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "moesim/config/megatron_rules.hpp"
 #include "schema.hpp"
 
 namespace moesim::config {
@@ -48,8 +51,8 @@ void describe_layout(Reader& r, LayoutSpec& l) {
 }
 
 void describe_published(Reader& r, Published& p) {
-  r.text(key("id", "the run's id in ../shared/reference/published.json"), p.id);
-  r.text(key("source", "source key of the measurement (MB-A, MLM-G, ...; ../shared/reference/README.md)"), p.source);
+  r.text(key("id", "the run's id, e.g. \"gb300-mxfp8-2606\" (unique among the published scenarios)"), p.id);
+  r.text(key("source", "source key of the measurement (MB-A, MLM-G, ...; docs/sources.md)"), p.source);
   r.number(key("tflops_per_gpu", "published model TFLOP/s per GPU (Megatron convention); 0 = none")
                .in("TFLOP/s")
                .optional()
@@ -62,12 +65,11 @@ void describe_published(Reader& r, Published& p) {
                .optional()
                .at_least(0),
            p.peak_memory_bytes);
-  r.number(key("tolerance", "relative deviation within which a simulation reproduces the run").optional().above(0).at_most(1),
-           p.tolerance);
-  r.text(key("known_gap", "why this run is only reproduced within a wider tolerance than 5 %; \"\" = none")
-             .optional()
-             .may_be_empty(),
-         p.known_gap);
+  r.choice(key("change", "for a step of a series (the GB200 history): what it changes over the previous step in "
+                        "moesim: a recipe switch, a stack override (software performance), both, nothing moesim "
+                        "models, or the series' baseline; absent = not a series step")
+               .optional(),
+           p.change, {"baseline", "recipe", "stack", "recipe+stack", "unmodelled"});
   r.rule("tflops_per_gpu", p.tflops_per_gpu > 0 || p.tokens_per_s_per_gpu > 0 || p.peak_memory_bytes > 0,
          "tflops_per_gpu, tokens_per_s_per_gpu or peak_memory_gbytes > 0 (something to compare with)");
 }
@@ -106,6 +108,14 @@ void describe_scenario(Reader& r, Scenario& s) {
          fmt::format("{} > {}", s.layout.gpus_per_domain, s.system.domain_gpus));
   r.rule("recipe.dispatcher_sms", s.recipe.dispatcher_sms < s.system.gpu.sm_count,
          "fewer than the GPU's sm_count", fmt::format("{} >= {}", s.recipe.dispatcher_sms, s.system.gpu.sm_count));
+
+  // What Megatron-Core itself refuses (docs/megatron-rules.md), checked once everything is read.
+  const auto broken = broken_megatron_rules(s);
+  const auto& rules = megatron_rules();
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const auto it = std::find_if(broken.begin(), broken.end(), [&](const auto& b) { return b.first == i; });
+    r.rule(rules[i].where, it == broken.end(), megatron_rule_text(rules[i]), it == broken.end() ? "" : it->second);
+  }
 }
 
 }  // namespace moesim::config

@@ -13,7 +13,11 @@ namespace moesim::config {
 namespace {
 
 const std::vector<std::string> kDispatchers = {"alltoall", "deepep", "hybridep"};
-const std::vector<std::string> kGraphScopes = {"none", "partial", "partial_shared_expert", "full_iteration"};
+// Megatron's capture scopes in moesim's words: partial = attn + moe_router + moe_preprocess with the
+// shared expert overlapped (outside the graph); partial_shared_expert = the same with the shared
+// expert captured in the router's graph; router_shared_expert = moe_router + moe_preprocess alone.
+const std::vector<std::string> kGraphScopes = {"none", "partial", "partial_shared_expert", "router_shared_expert",
+                                               "full_iteration"};
 
 std::vector<std::string> switch_names() {
   std::vector<std::string> names;
@@ -47,7 +51,12 @@ void describe_recipe(Reader& r, RecipeSpec& s) {
             s.ep_overlap);
   r.boolean(key("delay_wgrad", "weight gradients deferred to hide dispatch/combine (delay_wgrad_compute)").optional(),
             s.delay_wgrad);
-  r.choice(key("cuda_graphs", "what CUDA graphs capture").optional(), s.cuda_graphs, kGraphScopes);
+  r.choice(key("cuda_graphs", "what CUDA graphs capture: partial = attention, router and MoE preprocessing "
+                              "(Megatron's attn, moe_router, moe_preprocess, the shared expert overlapped outside); "
+                              "partial_shared_expert = the same with the shared expert; router_shared_expert = router, "
+                              "preprocessing and shared expert, attention eager; full_iteration = the whole step")
+               .optional(),
+           s.cuda_graphs, kGraphScopes);
   r.choices(key("recompute", "modules recomputed in the backward pass").optional(), s.recompute,
             {"mla_up_proj", "core_attn", "moe_act", "mlp", "layernorm", "moe", "shared_experts", "full"});
   r.boolean(key("fused_permute", "permutation fused with the scale allocation (moe_permute_fusion)").optional(),

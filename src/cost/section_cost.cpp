@@ -26,6 +26,9 @@ bool graph_captured(const RecipeSpec& recipe, const std::string& section) {
   const bool partial = section == "attention" || section == "router" || section == "embedding";
   if (scope == "partial") return partial;
   if (scope == "partial_shared_expert") return partial || section == "shared_experts";
+  // Megatron's moe_router + moe_preprocess scopes without attn: the router, its preprocessing and
+  // the shared expert that rides in the router's graph when it is not overlapped.
+  if (scope == "router_shared_expert") return section == "router" || section == "shared_experts";
   return false;
 }
 

@@ -96,7 +96,7 @@ nlohmann::json run_json(const driver::RunResult& r) {
                      {"activities", r.sim.activities}};
   if (s.published) {
     const Published& p = *s.published;
-    nlohmann::json pub = {{"id", p.id}, {"source", p.source}, {"tolerance", p.tolerance}};
+    nlohmann::json pub = {{"id", p.id}, {"source", p.source}};
     if (p.tflops_per_gpu > 0) {
       pub["tflops_per_gpu"] = p.tflops_per_gpu;
       pub["relative_error"] = r.metrics.tflops_per_gpu / p.tflops_per_gpu - 1;

@@ -8,6 +8,7 @@
 
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
+#include "moesim/config/strict_json.hpp"
 #include "moesim/sweep/row.hpp"
 
 namespace moesim::sweep {
@@ -17,39 +18,9 @@ using nlohmann::json;
 
 namespace {
 
-class SweepReader {
+class SweepReader : public config::StrictJson {
  public:
-  explicit SweepReader(fs::path file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const std::string& at, const std::string& expected) const {
-    throw ConfigError(file_.string(), at, expected);
-  }
-
-  void allow_keys(const json& obj, const std::string& at, const std::vector<std::string>& allowed) const {
-    if (!obj.is_object()) fail(at, "an object; got " + obj.dump());
-    for (const auto& item : obj.items()) {
-      bool known = false;
-      for (const auto& a : allowed) known = known || a == item.key();
-      if (!known) fail(at + "." + item.key(), "unknown key; allowed keys here: " + fmt::format("{}", fmt::join(allowed, ", ")));
-    }
-  }
-
-  std::string string_at(const json& obj, const std::string& key, const std::string& at, bool required) const {
-    const auto it = obj.find(key);
-    if (it == obj.end()) {
-      if (required) fail(at + "." + key, "a string (required key missing)");
-      return "";
-    }
-    if (!it->is_string() || it->get_ref<const std::string&>().empty())
-      fail(at + "." + key, "a non-empty string; got " + it->dump());
-    return it->get<std::string>();
-  }
-
-  const json& array_at(const json& obj, const std::string& key, const std::string& at) const {
-    const json& v = obj.at(key);
-    if (!v.is_array() || v.empty()) fail(at + "." + key, "a non-empty list; got " + v.dump());
-    return v;
-  }
+  explicit SweepReader(fs::path file) : StrictJson(file.string()), file_(std::move(file)) {}
 
   // Scenario files are named relative to the sweep file; they must exist and parse now.
   ScenarioFile scenario_file(const std::string& name, const std::string& at) const {

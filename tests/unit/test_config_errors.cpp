@@ -269,8 +269,42 @@ TEST_CASE("scenario checks against the system: GPU count and precision", "[confi
   const auto domain = write_scenario(tree, "domain", {{"layout", {{"gpus_per_domain", 96}}}});
   CHECK(config_error([&] { config::load_scenario(domain); }).json_path() == "$.layout.gpus_per_domain");
 
-  const auto published = write_scenario(tree, "published", {{"published", {{"tolerance", 0}}}});
-  CHECK(config_error([&] { config::load_scenario(published); }).json_path() == "$.published.tolerance");
+  // One tolerance for every published row (driver/validate.hpp): a scenario cannot widen its own.
+  const auto published = write_scenario(tree, "published", {{"published", {{"tolerance", 0.15}}}});
+  const auto widened = config_error([&] { config::load_scenario(published); });
+  CHECK(widened.json_path() == "$.published.tolerance");
+  CHECK_THAT(widened.expected(), Contains("unknown key"));
+}
+
+TEST_CASE("Megatron-Core's own refusals are moesim's, with Megatron's words", "[config]") {
+  TempTree tree("megatron-rules");
+  // The issue's example: EP overlap (the 26.06 stack's default) on a pipeline without virtual stages.
+  const auto no_vpp = write_scenario(tree, "no-vpp", {{"layout", {{"vpp", 1}}}});
+  const auto e = config_error([&] { config::load_scenario(no_vpp); });
+  CHECK(e.json_path() == "$.layout.vpp");
+  CHECK_THAT(e.expected(), Contains("If enabling EP A2A overlap, virtual_pipeline_model_parallel_size must be "
+                                    "specified when pipeline_model_parallel_size > 1"));
+  CHECK_THAT(e.expected(), Contains("transformer_config.py"));
+  CHECK_THAT(e.expected(), Contains("pp = 2 and vpp = 1"));
+  // The same layout without EP overlap (and so without delayed wgrad) is a valid run.
+  const auto without = write_scenario(tree, "no-vpp-no-overlap",
+                                      {{"layout", {{"vpp", 1}}}, {"recipe", {{"ep_overlap", false}, {"delay_wgrad", false}}}});
+  CHECK_NOTHROW(config::load_scenario(without));
+  // Delayed wgrad exists only to hide the overlapped all-to-all.
+  const auto wgrad = write_scenario(tree, "wgrad", {{"recipe", {{"ep_overlap", false}}}});
+  const auto w = config_error([&] { config::load_scenario(wgrad); });
+  CHECK(w.json_path() == "$.recipe.delay_wgrad");
+  CHECK_THAT(w.expected(), Contains("overlap_moe_expert_parallel_comm must be enabled when enabling delay_wgrad_compute"));
+  // FP8 parameter gather without FP8 training.
+  const auto bf16 = write_scenario(tree, "bf16", {{"training", {{"precision", "bf16"}}}});
+  const auto f = config_error([&] { config::load_scenario(bf16); });
+  CHECK(f.json_path() == "$.recipe.fp8_param_gather");
+  CHECK_THAT(f.expected(), Contains("fp8_param must be used together with fp8 mode."));
+  // A rule on the model: MLA's up-projection recompute on a GQA model.
+  const auto gqa = write_scenario(tree, "gqa", {{"model", "llama-3.1-405b"}, {"recipe", {{"recompute", {"mla_up_proj"}}}}});
+  const auto g = config_error([&] { config::load_scenario(gqa); });
+  CHECK(g.json_path() == "$.recipe.recompute");
+  CHECK_THAT(g.expected(), Contains("mla_up_proj in recompute_modules is only supported with multi_latent_attention."));
 }
 
 TEST_CASE("a recipe may turn on only what its stack supports", "[config]") {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "moesim/config/loader.hpp"
+#include "moesim/config/megatron_rules.hpp"
 #include "test_docs_support.hpp"
 
 using namespace moesim;
@@ -100,6 +101,16 @@ TEST_CASE("docs/scenarios.md is the output of moesim schema", "[docs]") {
   INFO("docs/scenarios.md is out of date (run scripts/update_docs.sh); first difference at line "
        << line << ":\n  file:   " << la << "\n  schema: " << lb);
   CHECK((file == schema));
+}
+
+TEST_CASE("docs/megatron-rules.md lists every Megatron rule the reader enforces, in Megatron's words", "[docs]") {
+  const std::string page = test::read_text(test::repo() / "docs" / "megatron-rules.md");
+  REQUIRE(!config::megatron_rules().empty());
+  for (const auto& rule : config::megatron_rules()) {
+    INFO(rule.where << ": " << rule.quote);
+    CHECK(page.find("\"" + rule.quote + "\"") != std::string::npos);
+    CHECK(page.find("`" + rule.where + "`") != std::string::npos);
+  }
 }
 
 TEST_CASE("Command blocks are found in Markdown", "[docs]") {

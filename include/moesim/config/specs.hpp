@@ -47,6 +47,8 @@ struct GpuSpec {
   double sustained_clock_hz(Precision p) const;             // by tensor-core family
   // SMs x per-SM rate x sustained clock: the tensor-core rate a perfect mainloop would reach.
   double sustained_flop_per_s(Precision p) const;
+
+  bool operator==(const GpuSpec&) const = default;
 };
 
 // Scale-out network: a two-tier fat tree. Each NVLink domain's NICs hang off its own leaves
@@ -57,6 +59,8 @@ struct FabricSpec {
   int gpus_per_leaf = 0;                  // NIC ports per leaf switch (radix / 2 at 1:1)
   double oversubscription = 1.0;          // leaf downlink : uplink bandwidth ratio (>= 1)
   double switch_latency_s = 0;            // per switch hop
+
+  bool operator==(const FabricSpec&) const = default;
 };
 
 // configs/systems/<name>.json
@@ -73,6 +77,8 @@ struct SystemSpec {
   int max_gpus = 0;                       // largest cluster the system file describes
   double node_watts_per_gpu = 0;          // CPUs, NICs, memory, fans, static power, per GPU
   std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
+
+  bool operator==(const SystemSpec&) const = default;
 };
 
 // configs/models/<name>.json
@@ -86,6 +92,8 @@ struct AttentionSpec {
   int qk_nope_head_dim = 0;               // mla
   int qk_rope_head_dim = 0;               // mla
   int v_head_dim = 0;                     // mla
+
+  bool operator==(const AttentionSpec&) const = default;
 };
 
 struct MoeSpec {
@@ -96,6 +104,8 @@ struct MoeSpec {
   int shared_ffn = 0;                     // intermediate size of ALL shared experts together
   int first_dense_layers = 0;             // leading layers with a dense FFN instead of MoE
   int moe_layer_freq = 1;                 // every k-th layer after the dense ones is MoE
+
+  bool operator==(const MoeSpec&) const = default;
 };
 
 struct ModelSpec {
@@ -110,6 +120,8 @@ struct ModelSpec {
   double published_total_params = 0;      // for tests; 0 if none
   double published_active_params = 0;
   std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
+
+  bool operator==(const ModelSpec&) const = default;
 };
 
 // What one run turns on: a scenario's "recipe" object, whose defaults come from its stack's
@@ -140,6 +152,8 @@ struct RecipeSpec {
   bool recomputes(const std::string& module) const;
   // The on/off switches by their JSON names, for the checks against what a stack supports.
   std::vector<std::pair<std::string, bool>> switches() const;
+
+  bool operator==(const RecipeSpec&) const = default;
 };
 
 // What a software release can run: the recipe values it offers.
@@ -147,6 +161,8 @@ struct StackSupport {
   std::vector<std::string> dispatchers;   // recipe.dispatcher values
   std::vector<std::string> cuda_graphs;   // recipe.cuda_graphs scopes
   std::vector<std::string> switches;      // recipe switches (RecipeSpec::switches names) it has
+
+  bool operator==(const StackSupport&) const = default;
 };
 
 // configs/stacks/<name>.json: a software release: what it supports, how fast its parts are, and
@@ -161,6 +177,8 @@ struct StackSpec {
   double eager_launch_gap_s = -1e-6;      // GPU idle between eagerly launched kernels; < 0: calibration's
   RecipeSpec recipe;                      // the release's default recipe
   std::map<std::string, std::string> sources;  // setting -> provenance
+
+  bool operator==(const StackSpec&) const = default;
 };
 
 struct TrainingSpec {
@@ -169,6 +187,8 @@ struct TrainingSpec {
   int micro_batch = 1;                    // sequences per micro-batch
   Precision precision = Precision::bf16;
   int mtp_layers = 0;
+
+  bool operator==(const TrainingSpec&) const = default;
 };
 
 struct LayoutSpec {
@@ -178,20 +198,26 @@ struct LayoutSpec {
   std::string pipeline_layout;            // Megatron's pipeline_model_parallel_layout, "" = even
   std::string schedule = "1f1b";          // one of pipeline_schedule_names()
   int gpus_per_domain = 0;                // GPUs used per NVLink domain; 0 = all of it
+
+  bool operator==(const LayoutSpec&) const = default;
 };
 
 // The layout.schedule values, in the order of plan::Schedule (plan/schedule.hpp describes them).
 const std::vector<std::string>& pipeline_schedule_names();
 
-// A measured result the scenario reproduces (../shared/reference/published.json).
+// A measured result the scenario reproduces (docs/sources.md names the source key). Every row
+// is held to the same tolerance (driver/validate.hpp): the file carries the figure, not a band.
 struct Published {
-  std::string id;                         // run id in published.json
+  std::string id;                         // the run's id (e.g. "gb300-mxfp8-2606")
   std::string source;                     // source key (MB-A, MLM-G, ...)
   double tflops_per_gpu = 0;              // model TFLOP/s per GPU (Megatron convention); 0 = none
   double tokens_per_s_per_gpu = 0;        // 0 = none
   double peak_memory_bytes = 0;           // measured peak allocated memory per GPU; 0 = none
-  double tolerance = 0.05;                // relative; a simulation within it reproduces the run
-  std::string known_gap;                  // why the tolerance is wider than 5 %, "" = none
+  // For a step of a series (the GB200 history): what the step changes over the previous one in
+  // moesim's terms: "baseline", "recipe", "stack", "recipe+stack" or "unmodelled"; "" = no series.
+  std::string change;
+
+  bool operator==(const Published&) const = default;
 };
 
 struct Scenario {
@@ -205,6 +231,8 @@ struct Scenario {
   TrainingSpec training;
   LayoutSpec layout;
   std::optional<Published> published;     // absent: nothing to compare with
+
+  bool operator==(const Scenario&) const = default;
 };
 
 }  // namespace moesim
