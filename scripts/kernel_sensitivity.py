@@ -52,7 +52,7 @@ VARIANTS = [
      "x 0.895, the H200's ratio of training-shape to best-shape FP8 clock (GB200 and GB300)",
      [(hw("gb200"), "sustained_clock_mhz.fp8", lambda v: round(v * 0.895)),
       (hw("gb300"), "sustained_clock_mhz.fp8", lambda v: round(v * 0.895))]),
-    ("GB300 SM count", "152 (TLX-SM: as GB200)", "160 (BWU: the full die)",
+    ("GB300 SM count", "152 (TLX-SM: as GB200)", "160 (NV-BWU: the full die)",
      [(hw("gb300"), "sm_count", lambda v: 160)]),
     ("Blackwell GEMM tile overhead", "k_overhead 128 and 11 us per kernel, as fitted on H200",
      "half of each (a leaner Blackwell epilogue)",

@@ -7,6 +7,7 @@
 #include "moesim/config/loader.hpp"
 #include "moesim/cost/kernel_model.hpp"
 #include "moesim/model/ops.hpp"
+#include "moesim/model/params.hpp"
 
 namespace moesim::cli {
 
@@ -90,7 +91,9 @@ void add_ops_command(CLI::App& app) {
     text += gpu_summary(s.system.gpu);
     if (s.model.moe.experts > 0)
       text += section_table("MoE layer", {&moe.attention, &moe.router, &moe.experts, &moe.unpermute, &moe.shared_experts}, s, cal);
-    text += section_table("dense layer", {&dense.attention, &dense.dense_ffn}, s, cal);
+    bool any_dense_layer = false;  // an all-MoE model (Mixtral, Qwen3-MoE) has none to show
+    for (int i = 0; i < s.model.layers && !any_dense_layer; ++i) any_dense_layer = !model::is_moe_layer(s.model, i);
+    if (any_dense_layer) text += section_table("dense layer", {&dense.attention, &dense.dense_ffn}, s, cal);
     text += section_table("output", {&out_sec}, s, cal);
     emit(text, "");
   });

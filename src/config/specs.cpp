@@ -49,7 +49,8 @@ std::vector<std::pair<std::string, bool>> RecipeSpec::switches() const {
           {"fp8_param_gather", fp8_param_gather},
           {"programmatic_dependent_launch", programmatic_dependent_launch},
           {"overlap_grad_reduce", overlap_grad_reduce},
-          {"overlap_param_gather", overlap_param_gather}};
+          {"overlap_param_gather", overlap_param_gather},
+          {"force_balanced_routing", force_balanced_routing}};
 }
 
 const std::vector<std::string>& pipeline_schedule_names() {

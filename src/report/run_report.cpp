@@ -61,8 +61,16 @@ nlohmann::json run_json(const driver::RunResult& r) {
                  {"microbatches", r.layout.microbatches},
                  {"schedule", plan::to_string(r.layout.schedule)},
                  {"pipeline_layout", r.layout.pipeline_layout}};
+  j["seed"] = s.seed;
+  j["variability"] = {{"gpu_speed_cv", s.variability.gpu_speed_cv},
+                      {"kernel_jitter_cv", s.variability.kernel_jitter_cv},
+                      {"expert_load_sigma", s.variability.expert_load_sigma},
+                      {"force_balanced_routing", s.recipe.force_balanced_routing},
+                      {"capacity_factor", s.recipe.capacity_factor}};
+  j["samples"] = 1;
   j["step_time_s"] = r.metrics.step_time_s;
   j["tflops_per_gpu"] = r.metrics.tflops_per_gpu;
+  j["tflops_per_gpu_ci95"] = nullptr;  // with --samples: [low, high] of the mean's 95 % interval
   j["tokens_per_s_per_gpu"] = r.metrics.tokens_per_s_per_gpu;
   j["mfu"] = r.metrics.mfu;
   j["peak_tflops_per_gpu"] = r.metrics.peak_tflops;
@@ -184,6 +192,7 @@ nlohmann::json scaling_json(const std::vector<driver::RunResult>& points) {
   for (const auto& p : points) {
     nlohmann::json row = run_json(p);
     row["scaling_efficiency"] = p.metrics.tflops_per_gpu / points.front().metrics.tflops_per_gpu;
+    row["scaling_efficiency_ci95"] = nullptr;
     j.push_back(std::move(row));
   }
   return j;

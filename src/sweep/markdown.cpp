@@ -7,12 +7,6 @@ namespace moesim::sweep {
 
 namespace {
 
-std::string md_cell(std::string text) {
-  std::string out;
-  for (char c : text) out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
-  return out;
-}
-
 std::string number(const Json& v, const char* spec, double scale = 1) {
   return v.is_number() ? fmt::format(fmt::runtime(spec), v.get<double>() * scale) : "–";
 }

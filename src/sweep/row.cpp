@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "moesim/report/energy.hpp"
+#include "moesim/report/samples.hpp"
+#include "moesim/util/statistics.hpp"
 
 namespace moesim::sweep {
 
@@ -17,7 +19,8 @@ const std::vector<std::string> kResultColumns = {
     "compute_s", "recompute_s", "host_overhead_s", "exposed_ep_dispatch_s", "exposed_ep_combine_s",
     "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s", "optimizer_s",
     "max_memory_per_gpu_bytes", "usable_memory_per_gpu_bytes", "fits_in_memory", "scaling_efficiency",
-    "energy_j_per_step", "tokens_per_kwh", "tflops_per_kw"};
+    "energy_j_per_step", "tokens_per_kwh", "tflops_per_kw",
+    "scaling_efficiency_ci95", "samples", "step_time_s_ci95", "tflops_per_gpu_ci95", "tflops_per_gpu_samples"};
 
 Json blank_row(const Point& p) {
   Json row;
@@ -103,6 +106,25 @@ Json result_row(const Point& p, const driver::RunResult& r) {
   row["energy_j_per_step"] = e.total_j();
   row["tokens_per_kwh"] = e.tokens_per_kwh;
   row["tflops_per_kw"] = e.tflops_per_kw;
+  row["samples"] = 1;
+  return row;
+}
+
+Json combined_sample_row(const std::vector<Json>& rows) {
+  for (const Json& row : rows)
+    if (!has_status(row, kStatusOk)) return row;
+  if (rows.size() == 1) return rows.front();
+  Json row = report::mean_document(rows);
+  std::vector<double> steps, tflops;
+  for (const Json& r : rows) {
+    steps.push_back(r["step_time_s"].get<double>());
+    tflops.push_back(r["tflops_per_gpu"].get<double>());
+  }
+  const util::Interval step = util::interval95(steps), rate = util::interval95(tflops);
+  row["samples"] = static_cast<int>(rows.size());
+  row["step_time_s_ci95"] = Json::array({step.low, step.high});
+  row["tflops_per_gpu_ci95"] = Json::array({rate.low, rate.high});
+  row["tflops_per_gpu_samples"] = tflops;
   return row;
 }
 

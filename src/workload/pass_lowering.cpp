@@ -34,8 +34,21 @@ void PassLowering::compute(std::vector<PassItem>& out, const model::Section& sec
   out.push_back(std::move(item));
 }
 
+void PassLowering::experts(std::vector<PassItem>& out, const model::Section& sec, bool forward, int layer,
+                           const std::string& label, cost::GradPart part, bool beside) const {
+  if (sec.ops.empty()) return;
+  const model::Pass pass = forward ? model::Pass::forward : model::Pass::backward;
+  PassItem item;
+  item.cost = cost::section_cost(sec, pass, s_, cal_, part);
+  item.label = label;
+  item.beside_previous_comm = beside;
+  item.layer = layer;
+  item.routed = true;
+  out.push_back(std::move(item));
+}
+
 void PassLowering::comm(std::vector<PassItem>& out, CollectiveKind kind, GroupRole group,
-                        Activity activity, double bytes, const std::string& label) const {
+                        Activity activity, double bytes, const std::string& label, int layer) const {
   if (bytes <= 0) return;
   if (group == GroupRole::ep) {
     // The dispatcher reaches only part of the link bandwidth: it holds the port that much longer.
@@ -52,6 +65,7 @@ void PassLowering::comm(std::vector<PassItem>& out, CollectiveKind kind, GroupRo
   item.activity = activity;
   item.bytes = bytes;
   item.label = label;
+  item.layer = layer;
   out.push_back(std::move(item));
 }
 
@@ -69,9 +83,9 @@ void PassLowering::layer_forward(int layer, bool moe, std::vector<PassItem>& out
     return;
   }
   compute(out, p.router, true, name + " router");
-  comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_dispatch, p.comm.ep_dispatch_bytes_per_peer, name + " dispatch");
-  compute(out, p.experts, true, name + " experts");
-  comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_combine, p.comm.ep_combine_bytes_per_peer, name + " combine");
+  comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_dispatch, p.comm.ep_dispatch_bytes_per_peer, name + " dispatch", layer);
+  experts(out, p.experts, true, layer, name + " experts");
+  comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_combine, p.comm.ep_combine_bytes_per_peer, name + " combine", layer);
   compute(out, p.unpermute, true, name + " unpermute");
   compute(out, p.shared_experts, true, name + " shared experts");
 }
@@ -89,16 +103,16 @@ void PassLowering::layer_backward(int layer, bool moe, cost::GradPart part, std:
     compute(out, p.shared_experts, false, name + " shared experts" + what, part);
     compute(out, p.unpermute, false, name + " unpermute" + what, part);
     // Gradients travel the combine's path backwards, then the dispatch's; both in BF16.
-    comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_combine, p.comm.ep_combine_bytes_per_peer, name + " combine backward");
+    comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_combine, p.comm.ep_combine_bytes_per_peer, name + " combine backward", layer);
     if (s_.recipe.delay_wgrad && part == cost::GradPart::all) {
       // Megatron's delay_wgrad_compute: the expert weight gradients run while the dispatch's
       // backward all-to-all is in flight.
-      compute(out, p.experts, false, name + " experts dgrad", cost::GradPart::data_only);
-      comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_dispatch, p.comm.ep_combine_bytes_per_peer, name + " dispatch backward");
-      compute(out, p.experts, false, name + " experts wgrad", cost::GradPart::weight_only, true);
+      experts(out, p.experts, false, layer, name + " experts dgrad", cost::GradPart::data_only);
+      comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_dispatch, p.comm.ep_combine_bytes_per_peer, name + " dispatch backward", layer);
+      experts(out, p.experts, false, layer, name + " experts wgrad", cost::GradPart::weight_only, true);
     } else {
-      compute(out, p.experts, false, name + " experts" + what, part);
-      comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_dispatch, p.comm.ep_combine_bytes_per_peer, name + " dispatch backward");
+      experts(out, p.experts, false, layer, name + " experts" + what, part);
+      comm(out, CollectiveKind::all_to_all, GroupRole::ep, Activity::ep_dispatch, p.comm.ep_combine_bytes_per_peer, name + " dispatch backward", layer);
     }
     compute(out, p.router, false, name + " router" + what, part);
   }

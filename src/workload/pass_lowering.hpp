@@ -26,7 +26,20 @@ struct PassItem {
   Activity activity = Activity::compute;
   double bytes = 0;
   std::string label;
+  int layer = -1;        // MoE layer of an expert segment or EP collective
+  bool routed = false;   // compute on the tokens routed to this GPU's experts
 };
+
+// What the step builder and the step estimate both need beyond the passes (step_builder.cpp).
+// Bytes of one PP message: a micro-batch's sequence-parallel hidden states (or gradients), BF16.
+double pp_message_bytes(const Scenario& s, const plan::Layout& l);
+// Bytes per parameter the distributed optimizer all-gathers (1 when gathered in FP8, else BF16).
+double param_gather_bytes_per_param(const Scenario& s);
+// Bytes per parameter Megatron's DDP reduce-scatters: the gradient buffer's type (FP32 main
+// gradients unless recipe.main_grad_dtype is bf16).
+double grad_reduce_bytes_per_param(const Scenario& s);
+// The distributed Adam step of pipeline rank `pp_rank` (no dependencies set).
+Task optimizer_task(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal, int pp_rank);
 
 // Lowers passes of one pipeline rank's chunks. Costs of identical layers are computed once.
 class PassLowering {
@@ -47,8 +60,12 @@ class PassLowering {
   void compute(std::vector<PassItem>& out, const model::Section& sec, bool forward,
                const std::string& label, cost::GradPart part = cost::GradPart::all,
                bool beside = false) const;
+  // The experts of MoE layer `layer`: compute on the tokens routed to this GPU, kept apart.
+  void experts(std::vector<PassItem>& out, const model::Section& sec, bool forward, int layer,
+               const std::string& label, cost::GradPart part = cost::GradPart::all,
+               bool beside = false) const;
   void comm(std::vector<PassItem>& out, platform::CollectiveKind kind, GroupRole group,
-            Activity activity, double bytes, const std::string& label) const;
+            Activity activity, double bytes, const std::string& label, int layer = -1) const;
 
   const Scenario& s_;
   const plan::Layout& l_;

@@ -103,7 +103,7 @@ TEST_CASE("a value out of range says the range", "[config]") {
   tree.write("configs/hardware/negative.json", gpu.dump(2));
   const auto e = config_error([&] { config::load_gpu("negative", tree.configs()); });
   CHECK(e.json_path() == "$.hbm_gbytes");
-  CHECK_THAT(e.expected(), Contains("> 0"));
+  CHECK_THAT(e.expected(), Contains(">= 1 and <= 100000"));
   CHECK_THAT(e.expected(), Contains("out of range"));
 
   const auto scenario = write_scenario(tree, "pp0", {{"layout", {{"pp", 0}}}});

@@ -1,5 +1,5 @@
 // The kernel model against measured and published component figures, one component at a time.
-//  - H200 kernels measured by this project (tests/data/h200_kernels.json: one H200 SXM,
+//  - H200 kernels measured by this project (configs/calibration/measured/h200_kernels.json: one H200 SXM,
 //    PyTorch 2.11, CUDA 13.0, CUDA events, mean of 10 runs after 3 warm-ups): GEMMs, attention,
 //    and DeepSeek-V3 layers composed of them (dense layer, MoE layer at 4 / 8 / 32 local
 //    experts, MLA alone), each within 10 %.
@@ -23,7 +23,7 @@ namespace {
 
 const nlohmann::json& h200() {
   static const nlohmann::json j = [] {
-    std::ifstream f(test::repo() / "tests" / "data" / "h200_kernels.json");
+    std::ifstream f(test::repo() / "configs" / "calibration" / "measured" / "h200_kernels.json");
     nlohmann::json v;
     f >> v;
     return v;

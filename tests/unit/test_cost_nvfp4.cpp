@@ -28,6 +28,10 @@ Scenario llama405b(const std::string& system, int pp, int vpp, Precision precisi
   s.layout.tp = 4;
   s.layout.pp = pp;
   s.layout.vpp = vpp;
+  // PP16 x VPP8 = 128 virtual stages for 126 layers: Megatron's split that counts the embedding
+  // and the loss as a layer each (account_for_embedding/loss_in_pipeline_split), spelt out, as
+  // moesim refuses an even split that leaves a virtual stage empty.
+  if (pp * vpp == 128) s.layout.pipeline_layout = "E|(t|)*126L";
   s.layout.gpus_per_domain = 64;
   s.recipe.dispatcher = "alltoall";
   s.recipe.fp8_attention = false;

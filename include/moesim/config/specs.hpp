@@ -63,6 +63,21 @@ struct FabricSpec {
   bool operator==(const FabricSpec&) const = default;
 };
 
+// How much GPUs of one system differ in speed and how much a kernel's time varies; a system's
+// defaults, which a scenario's "variability" object overrides. Each GPU's kernels take
+// N(1, gpu_speed_cv) times their nominal time for the whole step (manufacturing, power and
+// thermal spread); each kernel on top of that N(1, kernel_jitter_cv), drawn independently.
+struct VariabilitySpec {
+  double gpu_speed_cv = 0;                // persistent per-GPU spread (coefficient of variation)
+  double kernel_jitter_cv = 0;            // independent per-kernel spread
+  // Routed tokens per expert when routing is not force-balanced: an expert's share of the
+  // tokens per step and layer is log-normal with this sigma (the router's own balancing;
+  // defaults from the model), and the tokens of each micro-batch are then drawn from the shares.
+  double expert_load_sigma = 0;
+
+  bool operator==(const VariabilitySpec&) const = default;
+};
+
 // configs/systems/<name>.json
 struct SystemSpec {
   std::string name;                       // e.g. "GB300 NVL72"
@@ -76,6 +91,7 @@ struct SystemSpec {
   FabricSpec fabric;
   int max_gpus = 0;                       // largest cluster the system file describes
   double node_watts_per_gpu = 0;          // CPUs, NICs, memory, fans, static power, per GPU
+  VariabilitySpec variability;            // gpu_speed_cv and kernel_jitter_cv (expert_load_sigma unused)
   std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 
   bool operator==(const SystemSpec&) const = default;
@@ -104,6 +120,7 @@ struct MoeSpec {
   int shared_ffn = 0;                     // intermediate size of ALL shared experts together
   int first_dense_layers = 0;             // leading layers with a dense FFN instead of MoE
   int moe_layer_freq = 1;                 // every k-th layer after the dense ones is MoE
+  double expert_load_sigma = 0;           // log-normal sigma of an expert's token share (VariabilitySpec)
 
   bool operator==(const MoeSpec&) const = default;
 };
@@ -146,6 +163,8 @@ struct RecipeSpec {
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   std::string adam_moment_dtype = "fp32"; // fp32 or bf16
+  bool force_balanced_routing = false;    // moe_router_force_load_balancing: every rank gets the mean load
+  double capacity_factor = 0;             // moe_expert_capacity_factor: tokens beyond it dropped; 0 = dropless
   std::string main_grad_dtype = "fp32";   // gradient buffer: fp32, or bf16 (--grad-reduce-in-bf16)
 
   // Whether `module` (an op's recompute module) is re-run in the backward pass.
@@ -230,6 +249,8 @@ struct Scenario {
   RecipeSpec recipe;                      // the stack's recipe with the scenario's overrides
   TrainingSpec training;
   LayoutSpec layout;
+  VariabilitySpec variability;            // the system's and model's defaults with the scenario's overrides
+  int seed = 1;                           // of every random draw (variability, routing)
   std::optional<Published> published;     // absent: nothing to compare with
 
   bool operator==(const Scenario&) const = default;

@@ -1,5 +1,5 @@
 #pragma once
-// Collectives on the platform, in the two fidelities of DESIGN.md §2, and their closed forms.
+// Collectives on the platform, in the two fidelities of docs/method.md ("Platform and engine"), and their closed forms.
 //
 // Placement of a group is read from the topology: ranks in the same NVLink domain talk over
 // NVLink, others over NIC + spine. Algorithms (documented assumptions, NCCL-like):
