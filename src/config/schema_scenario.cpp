@@ -14,8 +14,13 @@ void describe_training(Reader& r, TrainingSpec& t) {
   r.integer(key("global_batch", "sequences per optimizer step").at_least(1), t.global_batch);
   r.integer(key("micro_batch", "sequences per micro-batch").optional().at_least(1), t.micro_batch);
   std::string precision(to_string(t.precision));
-  r.choice(key("precision", "numeric format of the GEMMs (mxfp8: block-scaled FP8 on the FP8 tensor cores)").optional(),
-           precision, {"bf16", "fp8", "mxfp8", "fp4"});
+  r.choice(key("precision",
+               "numeric format and quantisation recipe of the transformer GEMMs: bf16; fp8 (per-tensor current "
+               "scaling); fp8_blockwise (1x128 / 128x128 block scales); mxfp8 (one scale per 32 elements); nvfp4 "
+               "(FP4 with 16-element and per-tensor scales, Hadamard transforms and stochastic rounding; \"fp4\" "
+               "is read as nvfp4). Attention, router, embedding and output layer stay BF16 under nvfp4")
+               .optional(),
+           precision, precision_names());
   parse_precision(precision, t.precision);
   r.integer(key("mtp_layers", "multi-token-prediction layers trained (DeepSeek-V3: 0 or 1)").optional().at_least(0)
                 .at_most(1024),

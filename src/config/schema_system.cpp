@@ -61,6 +61,14 @@ void describe_system(Reader& r, SystemSpec& s) {
   r.object(key("fabric", "the scale-out network"), [&](Reader& f) { describe_fabric(f, s.fabric); });
   r.integer(key("max_gpus", "largest cluster this file describes (scenarios may use up to this many GPUs)").at_least(1),
             s.max_gpus);
+  r.number(key("node_watts_per_gpu",
+               "power of the rest of the node per GPU (CPUs, NICs, memory, fans, static), for the cluster's "
+               "energy; 0 = GPUs only")
+               .in("W")
+               .optional()
+               .at_least(0)
+               .at_most(1e5),
+           s.node_watts_per_gpu);
   r.object(key("variability", "how much its GPUs and kernels differ in speed (the defaults of a scenario's "
                               "\"variability\"); absent = identical GPUs")
                .optional(),

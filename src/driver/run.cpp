@@ -14,7 +14,7 @@ std::filesystem::path calibration_path(const Scenario& s, const RunOptions& opti
   if (!options.calibration_file.empty()) return options.calibration_file;
   const auto dir = options.configs_dir.empty() ? config::find_configs_dir(s.file)
                                                : std::filesystem::path(options.configs_dir);
-  return dir / "calibration" / "h200-kernels.json";
+  return cost::default_calibration_file(dir);
 }
 
 RunResult run_scenario(const Scenario& s, const RunOptions& options) {

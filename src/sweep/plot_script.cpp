@@ -66,7 +66,8 @@ bool with_intervals(const std::vector<Series>& series) {
 
 std::string series_data(const std::vector<Series>& series) {
   const bool intervals = with_intervals(series);
-  std::string out = "# per series: GPUs, model TFLOP/s per GPU, scaling efficiency (%), fits in memory (1/0)";
+  std::string out = "# per series: GPUs, model TFLOP/s per GPU, scaling efficiency (%), tokens per kWh, fits in "
+                    "memory (1/0)";
   out += intervals ? "; 95 % intervals: TFLOP/s low, high, efficiency low, high\n" : "\n";
   // An interval's end, scaled; the value itself where the point has no interval.
   const auto end = [](const Json& row, const char* key, std::size_t i, double scale) -> std::string {
@@ -78,8 +79,10 @@ std::string series_data(const std::vector<Series>& series) {
     out += fmt::format("{}# {}\n", i ? "\n\n" : "", series[i].label);
     for (const Json* row : series[i].rows) {
       const Json& eff = (*row)["scaling_efficiency"];
-      out += fmt::format("{} {} {} {}", plain_value((*row)["gpu_count"]), plain_value((*row)["tflops_per_gpu"]),
-                         eff.is_number() ? fmt::format("{}", 100 * eff.get<double>()) : "?", fits(*row) ? 1 : 0);
+      const Json& tokens_per_kwh = (*row)["tokens_per_kwh"];
+      out += fmt::format("{} {} {} {} {}", plain_value((*row)["gpu_count"]), plain_value((*row)["tflops_per_gpu"]),
+                         eff.is_number() ? fmt::format("{}", 100 * eff.get<double>()) : "?",
+                         tokens_per_kwh.is_number() ? plain_value(tokens_per_kwh) : "?", fits(*row) ? 1 : 0);
       if (intervals)
         out += fmt::format(" {} {} {} {}", end(*row, "tflops_per_gpu", 0, 1), end(*row, "tflops_per_gpu", 1, 1),
                            end(*row, "scaling_efficiency", 0, 100), end(*row, "scaling_efficiency", 1, 100));
@@ -131,9 +134,9 @@ std::string line_plot(const std::vector<Series>& series, int column, int low) {
                                        : fmt::format("1:{} with lines", column);
     items.push_back(fmt::format("{} index {} using {} linewidth 2 linecolor {} title {}", data, i, using_, colour,
                                 batch::gnuplot_quoted(series[i].label)));
-    items.push_back(fmt::format("'' index {} using 1:($4 == 1 ? ${} : NaN) with points pointtype 7 pointsize 1.2 "
+    items.push_back(fmt::format("'' index {} using 1:($5 == 1 ? ${} : NaN) with points pointtype 7 pointsize 1.2 "
                                 "linecolor {} notitle", i, column, colour));
-    items.push_back(fmt::format("'' index {} using 1:($4 == 0 ? ${} : NaN) with points pointtype 6 pointsize 1.6 "
+    items.push_back(fmt::format("'' index {} using 1:($5 == 0 ? ${} : NaN) with points pointtype 6 pointsize 1.6 "
                                 "linewidth 2 linecolor {} notitle", i, column, colour));
     for (const Json* row : series[i].rows) any_unfit = any_unfit || !fits(*row);
   }
@@ -166,14 +169,21 @@ std::string script(const SweepResult& r, const std::vector<Series>& series) {
 
   out += batch::png_and_svg("tflops_per_gpu", "reset\n" + common + gpu_axis_commands(series) +
                                             "set ylabel 'model TFLOP/s per GPU (Megatron convention)'\n"
-                                            "set yrange [0:*]\n" + line_plot(series, 2, intervals ? 5 : 0));
+                                            "set yrange [0:*]\n" + line_plot(series, 2, intervals ? 6 : 0));
   bool any_efficiency = false;
   for (const Series& s : series)
     for (const Json* row : s.rows) any_efficiency = any_efficiency || (*row)["scaling_efficiency"].is_number();
   if (any_efficiency)  // gnuplot refuses a plot whose every value is missing
     out += batch::png_and_svg("scaling_efficiency", "reset\n" + common + gpu_axis_commands(series) +
                                                   "set ylabel 'scaling efficiency (%, per-GPU throughput vs. first point)'\n" +
-                                                  efficiency_range(series) + line_plot(series, 3, intervals ? 7 : 0));
+                                                  efficiency_range(series) + line_plot(series, 3, intervals ? 8 : 0));
+  bool any_energy = false;
+  for (const Series& s : series)
+    for (const Json* row : s.rows) any_energy = any_energy || (*row)["tokens_per_kwh"].is_number();
+  if (any_energy)
+    out += batch::png_and_svg("tokens_per_kwh", "reset\n" + common + gpu_axis_commands(series) +
+                                              "set ylabel 'tokens per kWh (GPUs and nodes)'\n"
+                                              "set yrange [0:*]\n" + line_plot(series, 4, 0));
   std::vector<std::string> bars;
   for (std::size_t i = 0; i < kParts.size(); ++i)
     bars.push_back(fmt::format("{} using {}{} linecolor rgb '{}' title {}", i ? "''" : "'plot-breakdown.dat'", i + 2,
@@ -192,7 +202,7 @@ std::string script(const SweepResult& r, const std::vector<Series>& series) {
 
 std::vector<std::string> plot_images() {
   std::vector<std::string> out;
-  for (const char* stem : {"tflops_per_gpu", "scaling_efficiency", "step_breakdown"})
+  for (const char* stem : {"tflops_per_gpu", "scaling_efficiency", "tokens_per_kwh", "step_breakdown"})
     for (const char* ext : {".png", ".svg"}) out.push_back(std::string(stem) + ext);
   return out;
 }

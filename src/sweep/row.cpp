@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "moesim/report/energy.hpp"
 #include "moesim/report/samples.hpp"
 #include "moesim/util/statistics.hpp"
 
@@ -18,6 +19,7 @@ const std::vector<std::string> kResultColumns = {
     "compute_s", "recompute_s", "host_overhead_s", "exposed_ep_dispatch_s", "exposed_ep_combine_s",
     "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s", "optimizer_s",
     "max_memory_per_gpu_bytes", "usable_memory_per_gpu_bytes", "fits_in_memory", "scaling_efficiency",
+    "energy_j_per_step", "tokens_per_kwh", "tflops_per_kw",
     "scaling_efficiency_ci95", "samples", "step_time_s_ci95", "tflops_per_gpu_ci95", "tflops_per_gpu_samples"};
 
 Json blank_row(const Point& p) {
@@ -100,6 +102,10 @@ Json result_row(const Point& p, const driver::RunResult& r) {
   row["max_memory_per_gpu_bytes"] = max_bytes;
   row["usable_memory_per_gpu_bytes"] = usable_bytes;
   row["fits_in_memory"] = r.fits_in_memory;
+  const report::StepEnergy e = report::step_energy(r);
+  row["energy_j_per_step"] = e.total_j();
+  row["tokens_per_kwh"] = e.tokens_per_kwh;
+  row["tflops_per_kw"] = e.tflops_per_kw;
   row["samples"] = 1;
   return row;
 }

@@ -403,7 +403,7 @@ Task optimizer_task(const Scenario& s, const plan::Layout& l, const cost::Kernel
   opt.activity = Activity::optimizer;
   opt.phase = Phase::step;
   opt.label = "optimizer step (distributed Adam)";
-  opt.gpu_seconds = bytes / (s.system.gpu.hbm_bytes_per_s * cal.copy_bw_efficiency);
+  opt.gpu_seconds = bytes / (s.system.gpu.hbm_bytes_per_s * cal.of(s.system.gpu).copy_hbm_efficiency);
   // Multi-tensor Adam launches a few kernels per parameter group of each layer.
   opt.kernels = 4 * (l.stage(pp_rank, 0).layers + 1) * l.chunks;
   // The optimizer runs outside any CUDA graph but the full-iteration one.

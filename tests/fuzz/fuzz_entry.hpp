@@ -90,7 +90,7 @@ inline void check_layout(const Scenario& s, const plan::Layout& l) {
 // the simulation starts.
 inline Outcome check_setup(const Scenario& s, const plan::Layout& l) {
   static const cost::KernelCalibration cal =
-      cost::load_calibration(bundled_configs() / "calibration" / "h200-kernels.json");
+      cost::load_calibration(cost::default_calibration_file(bundled_configs()));
   const std::vector<long long> counts = workload::task_counts(s, l, cal);
   const driver::WorkEstimate work = driver::estimate_work(l, counts, engine::Options{});
   require(work.program_tasks >= l.pp && std::isfinite(work.memory_bytes) && work.memory_bytes > 0,

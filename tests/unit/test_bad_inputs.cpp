@@ -105,9 +105,9 @@ std::vector<BadInput> catalogue() {
       {"more GPUs than the system holds", patched({{"gpus", 20000}}), 2,
        {"$.gpus: at most the system's max_gpus (20000 > 10368)"}},
       {"precision without tensor cores", patched({{"system", "hgx-h100"}, {"training", {{"precision", "fp4"}}}}), 2,
-       {"$.training.precision", "a precision the system's GPU has tensor cores for", "has no fp4 peak"}},
+       {"$.training.precision", "a precision the system's GPU has tensor cores for", "has no nvfp4 peak"}},
       {"unknown precision", patched({{"training", {{"precision", "fp16"}}}}), 2,
-       {"$.training.precision: one of bf16, fp8, mxfp8, fp4; got \"fp16\" (not allowed)"}},
+       {"$.training.precision: one of bf16, fp8, fp8_blockwise, mxfp8, nvfp4, fp4; got \"fp16\" (not allowed)"}},
       {"no such config file", patched({{"system", "gb400-nvl72"}}), 2,
        {"$.system", "available: gb200-nvl72", "got \"gb400-nvl72\" (no such file)"}},
       {"a name too long for the file system", patched({{"system", std::string(300, 'g')}}), 2,
@@ -188,7 +188,7 @@ TEST_CASE("missing or unreadable inputs are invalid input (exit 2)", "[bad-input
     const CliResult r = run_cli({"run", record.string(), "--configs", tree.configs().string(), "-o", target},
                                 tree.root());
     CHECK(r.code == 2);
-    CHECK_THAT(r.err, Contains("calibration/h200-kernels.json: $: an existing, readable JSON file"));
+    CHECK_THAT(r.err, Contains("calibration/kernels.json: $: an existing, readable JSON file"));
   }
   SECTION("no subcommand") {
     const CliResult r = run_cli({}, tree.root());

@@ -1,5 +1,7 @@
 // CI gates a user can call (README.md, "Use in CI"): validate's exit code, the scaling,
 // step-time and TFLOP/s thresholds on run and sweep, and the formats a CI job reads.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "moesim/driver/gates.hpp"

@@ -65,7 +65,7 @@ TEST_CASE("GPU figures arrive in SI units", "[config]") {
   CHECK(gb300.hbm_bytes == Approx(288e9));
   CHECK(gb300.hbm_usable_bytes == Approx(279e9));
   CHECK(gb300.hbm_bytes_per_s == Approx(8e12));
-  CHECK(gb300.sm_count == 160);
+  CHECK(gb300.sm_count == 152);
   CHECK(gb300.tdp_w == Approx(1400));
   CHECK(gb300.sources.at("hbm_usable_gbytes").find("DGXC") != std::string::npos);
 

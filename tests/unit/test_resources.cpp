@@ -53,7 +53,7 @@ Scenario load(const json& j) {
 
 const cost::KernelCalibration& calibration() {
   static const cost::KernelCalibration cal =
-      cost::load_calibration(test::bundled_configs() / "calibration" / "h200-kernels.json");
+      cost::load_calibration(cost::default_calibration_file(test::bundled_configs()));
   return cal;
 }
 
@@ -61,10 +61,10 @@ const cost::KernelCalibration& calibration() {
 
 TEST_CASE("task_counts is the size of the program build_step builds", "[resources]") {
   json dense = record_json();
-  dense["recipe"] = {{"ep_overlap", false}, {"delay_wgrad", false}};  // Megatron: no delayed wgrad without EP overlap
+  dense["recipe"] = {{"ep_overlap", false}, {"delay_wgrad", false}};  // Megatron: no delayed wgrad without it
   json vpp1 = record_json();
   vpp1["layout"]["vpp"] = 1;
-  vpp1["recipe"] = {{"ep_overlap", false}, {"delay_wgrad", false}};  // Megatron: EP overlap needs vpp > 1
+  vpp1["recipe"] = {{"ep_overlap", false}, {"delay_wgrad", false}};  // Megatron: EP overlap needs vpp > 1 at pp > 1
   json pp4 = record_json();
   pp4["layout"]["pp"] = 4;
   pp4["layout"]["vpp"] = 2;

@@ -68,7 +68,7 @@ TEST_CASE("Plots draw points that do not fit hollow, with a legend entry", "[sma
   REQUIRE(files.size() == 3);
   const std::string& script = files[0].content;
   CHECK_THAT(script, Contains("pointtype 6") && Contains("does not fit in memory (hollow)"));
-  // Columns: GPUs, TFLOP/s, efficiency, fits (0 for this point).
+  // Columns: GPUs, TFLOP/s, efficiency, tokens per kWh, fits (0 for this point).
   const std::string& data = files[1].content;
   const auto at = data.find("\n512 990 ");
   REQUIRE(at != std::string::npos);

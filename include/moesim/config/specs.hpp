@@ -15,17 +15,38 @@ namespace moesim {
 // configs/hardware/<name>.json
 struct GpuSpec {
   std::string name;                       // e.g. "GB300"
-  double bf16_flop_per_s = 0;             // dense (no 2:4 sparsity)
-  double fp8_flop_per_s = 0;              // dense; also used for mxfp8
-  double fp4_flop_per_s = 0;              // dense; 0 when the GPU has no FP4 tensor cores
+  // Datasheet figures: the dense (no 2:4 sparsity) peaks at the boost clock. They are the MFU
+  // denominators; kernels run at the sustained clock below, not at these.
+  double bf16_flop_per_s = 0;
+  double fp8_flop_per_s = 0;              // also every FP8 flavour (tensorwise, blockwise, MXFP8)
+  double fp4_flop_per_s = 0;              // NVFP4; 0 when the GPU has no FP4 tensor cores
   double hbm_bytes = 0;                   // physical capacity
   double hbm_usable_bytes = 0;            // what training can allocate (driver/context reserve off)
   double hbm_bytes_per_s = 0;             // peak HBM bandwidth
   int sm_count = 0;
   double tdp_w = 0;
+  // What the kernel model runs on (src/cost): the architecture selects the software
+  // efficiencies of configs/calibration/kernels.json; the rest are hardware rates per SM.
+  std::string architecture = "hopper";    // hopper, blackwell, blackwell_ultra
+  double tensor_flop_per_clock_per_sm_bf16 = 0;  // dense
+  double tensor_flop_per_clock_per_sm_fp8 = 0;
+  double tensor_flop_per_clock_per_sm_fp4 = 0;
+  double exp2_per_clock_per_sm = 0;       // special-function unit (MUFU.EX2) throughput
+  double smem_bytes_per_clock_per_sm = 0; // shared-memory bandwidth
+  // The SM clock a large GEMM sustains at the power limit, per tensor-core family: below the
+  // boost clock because a tensor-core-bound GPU runs at its power limit.
+  double sustained_clock_hz_bf16 = 0;
+  double sustained_clock_hz_fp8 = 0;
+  double sustained_clock_hz_fp4 = 0;
+  double idle_w = 0;                      // powered, no kernel running
+  double communication_w = 0;             // only communication kernels and links busy
   std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 
-  double peak_flop_per_s(Precision p) const;
+  double peak_flop_per_s(Precision p) const;         // datasheet, for MFU
+  double tensor_flop_per_clock_per_sm(Precision p) const;  // by tensor-core family
+  double sustained_clock_hz(Precision p) const;             // by tensor-core family
+  // SMs x per-SM rate x sustained clock: the tensor-core rate a perfect mainloop would reach.
+  double sustained_flop_per_s(Precision p) const;
 
   bool operator==(const GpuSpec&) const = default;
 };
@@ -69,6 +90,7 @@ struct SystemSpec {
   double nic_latency_s = 0;               // NIC + cable, one way, per end
   FabricSpec fabric;
   int max_gpus = 0;                       // largest cluster the system file describes
+  double node_watts_per_gpu = 0;          // CPUs, NICs, memory, fans, static power, per GPU
   VariabilitySpec variability;            // gpu_speed_cv and kernel_jitter_cv (expert_load_sigma unused)
   std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 
