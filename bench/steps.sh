@@ -12,7 +12,7 @@ run() {  # label, moesim arguments...
   /usr/bin/time -f "%e %M" -o "$out/time" "$moesim" "$@" --format csv -o "$out/result.csv"
   read -r wall rss < "$out/time"
   printf '%-28s %8.2f s %8.1f MB   step %s s\n' "$label" "$wall" "$(echo "$rss / 1024" | bc -l)" \
-    "$(tail -1 "$out/result.csv" | cut -d, -f11)"
+    "$(python3 -c 'import csv, sys; print(list(csv.DictReader(open(sys.argv[1])))[-1]["step_time_s"])' "$out/result.csv")"
 }
 run "folded, 256 GPUs" run scenarios/gb300-256-record.json
 run "folded, 1,024 GPUs" run scenarios/gb300-256-record.json --gpus 1024

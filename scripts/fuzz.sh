@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes scenario parsing, validation and the layout (tests/fuzz/fuzz_entry.hpp) with libFuzzer,
+# Fuzzes scenario parsing, validation, the layout and the cost and platform setup
+# (tests/fuzz/fuzz_entry.hpp) with libFuzzer,
 # under ASan and UBSan, for SECONDS seconds (default 60).
 #
 # Usage: scripts/fuzz.sh [SECONDS] [BUILD_DIR]      (default: 60 build-fuzz)

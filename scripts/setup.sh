@@ -5,7 +5,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-"$here/build"}
 
-packages=(cmake g++ ninja-build pkg-config libsimgrid-dev libfmt-dev nlohmann-json3-dev libcli11-dev catch2 gnuplot-nox)
+packages=(cmake g++ ninja-build pkg-config libsimgrid-dev libfmt-dev nlohmann-json3-dev libcli11-dev catch2 gnuplot-nox
+          parallel)  # GNU parallel: the sharding example of docs/sweeps.md
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

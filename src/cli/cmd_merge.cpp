@@ -1,27 +1,70 @@
-// moesim merge DIR... --output DIR: the shards of one sweep (moesim sweep --shard i/n) combined
-// into the output the unsharded sweep would have written, byte for byte.
+// moesim merge DIR... --output DIR: the shards of one sweep (moesim sweep --shard i/n) or of one
+// search (moesim search --shard i/n) combined into the output the unsharded run would have
+// written, byte for byte.
 #include <fmt/format.h>
 
 #include "command_files.hpp"
 #include "commands.hpp"
+#include "moesim/config/loader.hpp"
+#include "moesim/search/result.hpp"
+#include "moesim/search/writers.hpp"
 #include "moesim/sweep/plot.hpp"
 #include "moesim/sweep/result.hpp"
 #include "moesim/sweep/writers.hpp"
 
 namespace moesim::cli {
 
+namespace {
+
+struct MergeArgs {
+  std::vector<std::string> inputs;
+  std::string output;
+  bool plot = false;
+};
+
+// A search's shard directory holds search.json; a sweep's, sweep.json.
+bool is_search(const std::string& input) {
+  const std::filesystem::path p(input);
+  if (std::filesystem::is_directory(p)) return std::filesystem::exists(p / "search.json") && !std::filesystem::exists(p / "sweep.json");
+  try {
+    return search::is_search_result(search::Json::parse(config::read_text_file(p)));
+  } catch (const std::exception&) {
+    return false;  // the sweep reader reports what is wrong with it
+  }
+}
+
+void merge_searches(const MergeArgs& a) {
+  CommandFiles files;
+  for (const std::string& in : a.inputs)
+    files.input(std::filesystem::is_directory(in) ? std::filesystem::path(in) / "search.json" : std::filesystem::path(in),
+                "merge input " + in);
+  for (const std::string& name : search::output_file_names())
+    files.output(std::filesystem::path(a.output) / name, "--output's " + name);
+  files.refuse_clashes();
+  std::vector<search::SearchResult> parts;
+  for (const std::string& in : a.inputs) parts.push_back(search::read_result(in));
+  const search::SearchResult r = search::merge_results(parts);
+  batch::PlotOutcome plot;
+  try {
+    plot = search::write_outputs(a.output, r);
+  } catch (const std::exception& e) {
+    throw OutputError(e.what());
+  }
+  fmt::print(stderr, "{0} planned simulations merged\nwrote {1}/search.json, {1}/search.csv, {1}/search.md\n{2}\n",
+             r.plan.size(), a.output, plot.message);
+}
+
+}  // namespace
+
 void add_merge_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("merge", "Combine the output directories of a sweep's shards into one");
-  struct Args {
-    std::vector<std::string> inputs;
-    std::string output;
-    bool plot = false;
-  };
-  auto a = std::make_shared<Args>();
-  cmd->add_option("inputs", a->inputs, "Shard output directories (or their sweep.json files)")->required();
-  cmd->add_option("-o,--output", a->output, "Directory for the merged sweep.json, sweep.csv, sweep.md")->required();
-  cmd->add_flag("--plot", a->plot, "Also draw plots (PNG and SVG) with gnuplot into the output directory");
+  auto* cmd = app.add_subcommand("merge", "Combine the output directories of a sweep's or a search's shards into one");
+  auto a = std::make_shared<MergeArgs>();
+  cmd->add_option("inputs", a->inputs, "Shard output directories (or their sweep.json / search.json files)")->required();
+  cmd->add_option("-o,--output", a->output, "Directory for the merged results (sweep.json ... or search.json ...)")->required();
+  cmd->add_flag("--plot", a->plot, "Sweeps: also draw plots (PNG and SVG) with gnuplot into the output directory "
+                                   "(a search's plot is always drawn)");
   cmd->callback([a] {
+    if (is_search(a->inputs.front())) return merge_searches(*a);
     CommandFiles files;
     for (const std::string& in : a->inputs)
       files.input(std::filesystem::is_directory(in) ? std::filesystem::path(in) / "sweep.json" : std::filesystem::path(in),

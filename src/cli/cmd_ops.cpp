@@ -1,11 +1,13 @@
 // moesim ops SCENARIO: the kernels of one layer with their shapes and modelled times, so a user
-// can see what the cost model thinks each operator costs on the scenario's GPU.
+// can see what the cost model thinks each operator costs on the scenario's GPU, which bound sets
+// it (tensor cores, exponentials, shared memory, HBM, launch) and at which clock.
 #include <fmt/format.h>
 
 #include "commands.hpp"
 #include "moesim/config/loader.hpp"
 #include "moesim/cost/kernel_model.hpp"
 #include "moesim/model/ops.hpp"
+#include "moesim/model/params.hpp"
 
 namespace moesim::cli {
 
@@ -23,10 +25,17 @@ std::string shape(const model::Op& op) {
   return "";
 }
 
+// "tensor @ 1555 MHz", or "memory": what sets the kernel's time, and the clock tensor-core
+// kernels run at.
+std::string bound(const cost::OpCost& c) {
+  return c.clock_hz > 0 ? fmt::format("{} @ {:.0f}", cost::to_string(c.bound), c.clock_hz / 1e6)
+                        : std::string(cost::to_string(c.bound));
+}
+
 std::string section_table(const std::string& title, const std::vector<const model::Section*>& sections,
                           const Scenario& s, const cost::KernelCalibration& cal) {
-  std::string out = fmt::format("{}\n  {:<24}{:<30}{:>11}{:>11}{:>9}\n", title, "op", "shape",
-                                "fwd (us)", "bwd (us)", "TFLOP/s");
+  std::string out = fmt::format("{}\n  {:<24}{:<30}{:>10}{:>10}{:>9}  {:<22}{}\n", title, "op", "shape",
+                                "fwd (us)", "bwd (us)", "TFLOP/s", "fwd bound @ MHz", "bwd bound @ MHz");
   double fwd_total = 0, bwd_total = 0;
   for (const model::Section* sec : sections)
     for (const model::Op& op : sec->ops) {
@@ -34,15 +43,31 @@ std::string section_table(const std::string& title, const std::vector<const mode
       const cost::OpCost b = cost::op_cost(op, model::Pass::backward, s.training.precision, s.system.gpu, cal);
       fwd_total += f.gpu_seconds;
       bwd_total += b.gpu_seconds;
-      out += fmt::format("  {:<24}{:<30}{:>11.1f}{:>11.1f}{:>9}\n", op.name, shape(op), f.gpu_seconds * 1e6,
-                         b.gpu_seconds * 1e6,
-                         f.flop > 0 ? fmt::format("{:.0f}", f.flop / f.gpu_seconds / 1e12) : "-");
+      out += fmt::format("  {:<24}{:<30}{:>10.1f}{:>10.1f}{:>9}  {:<22}{}\n", op.name, shape(op),
+                         f.gpu_seconds * 1e6, b.gpu_seconds * 1e6,
+                         f.flop > 0 ? fmt::format("{:.0f}", f.flop / f.gpu_seconds / 1e12) : "-", bound(f),
+                         b.kernels > 0 ? bound(b) : "-");
     }
-  out += fmt::format("  {:<54}{:>11.1f}{:>11.1f}\n\n", "total (kernels only, no launch gaps)", fwd_total * 1e6,
+  out += fmt::format("  {:<54}{:>10.1f}{:>10.1f}\n\n", "total (kernels only, no launch gaps)", fwd_total * 1e6,
                      bwd_total * 1e6);
   return out;
 }
 
+// The GPU's rates the kernels run at, against the datasheet peaks (at the boost clock).
+std::string gpu_summary(const GpuSpec& g) {
+  std::string out = fmt::format("{}: {} SMs, {} architecture; sustained clock under the {:.0f} W limit:\n", g.name,
+                                g.sm_count, g.architecture, g.tdp_w);
+  const std::pair<const char*, Precision> formats[] = {
+      {"BF16", Precision::bf16}, {"FP8", Precision::fp8}, {"NVFP4", Precision::nvfp4}};
+  for (const auto& [name, p] : formats) {
+    if (g.peak_flop_per_s(p) <= 0) continue;
+    const double boost_mhz = g.peak_flop_per_s(p) / (g.sm_count * g.tensor_flop_per_clock_per_sm(p)) / 1e6;
+    out += fmt::format("  {:<6}{:>6.0f} MHz: {:>6.0f} TFLOP/s (datasheet {:.0f} at {:.0f} MHz)\n", name,
+                       g.sustained_clock_hz(p) / 1e6, g.sustained_flop_per_s(p) / 1e12, g.peak_flop_per_s(p) / 1e12,
+                       boost_mhz);
+  }
+  return out + "\n";
+}
 }  // namespace
 
 void add_ops_command(CLI::App& app) {
@@ -56,16 +81,19 @@ void add_ops_command(CLI::App& app) {
     lo.configs_dir = *configs;
     const Scenario s = config::load_scenario(*scenario, lo);
     const auto dir = configs->empty() ? config::find_configs_dir(s.file) : std::filesystem::path(*configs);
-    const cost::KernelCalibration cal = cost::load_calibration(dir / "calibration" / "h200-kernels.json");
+    const cost::KernelCalibration cal = cost::load_calibration(cost::default_calibration_file(dir));
     const model::Shard shard = model::shard_for(s);
     const model::LayerProgram moe = model::layer_program(s.model, shard, true);
     const model::LayerProgram dense = model::layer_program(s.model, shard, false);
     const model::Section out_sec = model::output_section(s.model, shard);
     std::string text = fmt::format("{} on {} ({}), micro-batch of {} tokens\n\n", s.model.name,
                                    s.system.gpu.name, to_string(s.training.precision), shard.tokens());
+    text += gpu_summary(s.system.gpu);
     if (s.model.moe.experts > 0)
       text += section_table("MoE layer", {&moe.attention, &moe.router, &moe.experts, &moe.unpermute, &moe.shared_experts}, s, cal);
-    text += section_table("dense layer", {&dense.attention, &dense.dense_ffn}, s, cal);
+    bool any_dense_layer = false;  // an all-MoE model (Mixtral, Qwen3-MoE) has none to show
+    for (int i = 0; i < s.model.layers && !any_dense_layer; ++i) any_dense_layer = !model::is_moe_layer(s.model, i);
+    if (any_dense_layer) text += section_table("dense layer", {&dense.attention, &dense.dense_ffn}, s, cal);
     text += section_table("output", {&out_sec}, s, cal);
     emit(text, "");
   });

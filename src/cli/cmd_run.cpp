@@ -11,8 +11,11 @@
 #include "moesim/driver/attribution.hpp"
 #include "moesim/driver/run.hpp"
 #include "moesim/report/report.hpp"
+#include "moesim/report/samples.hpp"
 #include "moesim/report/trace.hpp"
 #include "moesim/sweep/from_runs.hpp"
+#include "moesim/sweep/samples.hpp"
+#include "moesim/sweep/worker_pool.hpp"
 #include "moesim/sweep/writers.hpp"
 #include "shared_options.hpp"
 
@@ -68,6 +71,49 @@ std::string attribution_text(const std::vector<driver::AttributionStep>& steps, 
   return sweep::csv_text(cells);
 }
 
+// --samples: every point at every seed in workers, then means and 95 % intervals; the CSV and the
+// gates see the same rows a sweep with --samples would write.
+void run_samples(const std::vector<Scenario>& points, int samples, int jobs, driver::RunOptions ro,
+                 const std::string& format, const std::string& output, bool gpu_series,
+                 const driver::Gates& gates) {
+  ro.engine.sampled = true;
+  std::vector<std::vector<nlohmann::json>> runs(points.size());
+  std::vector<std::vector<sweep::Json>> rows(points.size());
+  std::string failure;
+  sweep::run_samples_in_workers(
+      static_cast<int>(points.size()), samples, jobs > 0 ? jobs : sweep::available_cores(),
+      [&](int point, int k) {
+        const auto r = driver::run_scenario(sweep::sample_scenario(points[static_cast<std::size_t>(point)], k), ro);
+        const sweep::Point p = sweep::series_point(point, r.scenario.gpus, gpu_series);
+        return nlohmann::json{{"run", report::run_json(r)}, {"row", sweep::result_row(p, r).dump()}}.dump();
+      },
+      [&](int point, std::vector<std::string>& outputs) {
+        for (const std::string& out : outputs) {
+          if (out.rfind(sweep::kWorkerFailed, 0) == 0) {
+            if (failure.empty()) failure = out.substr(std::string(sweep::kWorkerFailed).size());
+            continue;
+          }
+          const nlohmann::json j = nlohmann::json::parse(out);
+          runs[static_cast<std::size_t>(point)].push_back(j.at("run"));
+          rows[static_cast<std::size_t>(point)].push_back(sweep::Json::parse(j.at("row").get<std::string>()));
+        }
+      });
+  if (!failure.empty()) throw std::runtime_error(failure);
+  for (const auto& w : runs.front().front().at("warnings")) fmt::print(stderr, "warning: {}\n", w.get<std::string>());
+  const sweep::SweepResult result = sweep::sampled_rows_as_result(rows, points.front().name, gpu_series);
+  std::string text;
+  if (format == "csv") {
+    text = sweep::result_csv(result);
+  } else {
+    const nlohmann::json summary = gpu_series ? report::sampled_scaling_json(runs) : report::samples_json(runs.front());
+    text = format == "json" ? summary.dump(2) + "\n"
+           : gpu_series     ? report::sampled_scaling_table(summary)
+                            : report::samples_table(summary);
+  }
+  emit(text, output);
+  enforce_gates(gates, sweep::gate_points(result));
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
@@ -75,6 +121,7 @@ void add_run_command(CLI::App& app) {
   struct Args {
     std::string scenario, format = "table", configs, output, fidelity = "folded", gpus, trace, attribute_from;
     bool force = false, quiet = false, progress = false;
+    int samples = 1, jobs = 0;
     GateOptions gates;
   };
   auto a = std::make_shared<Args>();
@@ -92,6 +139,13 @@ void add_run_command(CLI::App& app) {
                   "Start from this stack and apply the scenario's stack settings one at a time, "
                   "showing TFLOP/s after each (e.g. megatron-lm-gb200-guide-baseline)")
       ->excludes("--gpus");
+  cmd->add_option("--samples", a->samples,
+                  "Simulate N seeds (the scenario's seed and the N-1 after it) in parallel workers and report the "
+                  "mean and its 95 % confidence interval; each seed draws its own GPU speeds (docs/method.md). "
+                  "The gates then compare the interval's pessimistic end")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("-j,--jobs", a->jobs, "Seeds simulated at once with --samples (default: the available cores)")
+      ->check(CLI::NonNegativeNumber);
   add_gate_options(cmd, a->gates, "a point of --gpus");
   a->gates.min_eff_opt->needs(gpus);
   cmd->add_flag("--force", a->force, "Simulate even when the work estimate exceeds this machine's memory");
@@ -100,6 +154,8 @@ void add_run_command(CLI::App& app) {
   cmd->callback([a] {
     if (!a->attribute_from.empty() && a->gates.gates().any())
       throw ConfigError("--attribute-from", "$", "no CI gate with --attribute-from (it reports a table of steps)");
+    if (a->samples > 1 && (!a->trace.empty() || !a->attribute_from.empty()))
+      throw ConfigError("--samples", "$", "--samples without --trace or --attribute-from (they show one seed)");
     config::LoadOptions lo;
     lo.configs_dir = a->configs;
     CommandFiles files;
@@ -128,6 +184,10 @@ void add_run_command(CLI::App& app) {
       return;
     }
     const std::vector<Scenario> scenarios = a->gpus.empty() ? std::vector<Scenario>{base} : series(base, a->gpus);
+    if (a->samples > 1) {
+      run_samples(scenarios, a->samples, a->jobs, ro, a->format, a->output, !a->gpus.empty(), a->gates.gates());
+      return;
+    }
     std::vector<driver::RunResult> points;
     for (const Scenario& s : scenarios) {
       ro.engine.on_progress = progress.hook(s.name);

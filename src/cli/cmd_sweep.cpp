@@ -36,7 +36,7 @@ void add_sweep_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Run a sweep of scenarios in parallel and write CSV, JSON, Markdown and plots");
   struct Args {
     std::string sweep, output, shard, configs, fidelity = "folded";
-    int jobs = 0;
+    int jobs = 0, samples = 1;
     bool plot = false, quiet = false, resume = false;
     GateOptions gates;
   };
@@ -49,6 +49,9 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--shard", a->shard, "Run only shard i of n (i/n, from 0/n): points i, i+n, i+2n, ...; "
                                        "combine the shards' directories with moesim merge");
   cmd->add_flag("--plot", a->plot, "Also draw plots (PNG and SVG) with gnuplot into the output directory")->needs(output);
+  cmd->add_option("--samples", a->samples,
+                  "Simulate every point at N seeds and report means with 95 % confidence intervals (error bars)")
+      ->check(CLI::Range(1, 100000));
   cmd->add_flag("--resume", a->resume, "Continue an interrupted sweep from the finished points kept in the output "
                                        "directory (sweep.rows.jsonl)")->needs(output);
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
@@ -64,6 +67,7 @@ void add_sweep_command(CLI::App& app) {
                                                             a->sweep + " has none");
     sweep::SweepOptions o;
     o.jobs = a->jobs;
+    o.samples = a->samples;
     o.configs_dir = a->configs;
     o.fidelity = a->fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded;
     if (!a->shard.empty()) o.shard = sweep::parse_shard(a->shard);

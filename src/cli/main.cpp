@@ -1,10 +1,12 @@
 // moesim: a discrete-event simulator of rack-scale Mixture-of-Experts pre-training.
-// Exit codes: 0 success, 1 unexpected failure or a failed check (a CI gate; validate: a
-// predicted row outside +-5 %), 2 invalid input (named file and JSON path), 3 infeasible layout
-// (explained), 4 output could not be written.
+// Exit codes: 0 success, 1 unexpected failure or a failed check (a CI gate: --min-scaling-efficiency,
+// --max-step-time, --min-tflops; validate: a predicted row outside +-5 %), 2 invalid input (named
+// file and JSON path), 3 infeasible layout or a run too large for the machine (explained), 4 output
+// could not be written.
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <string_view>
 
 #include "commands.hpp"
 #include "moesim/config/error.hpp"
@@ -22,6 +24,7 @@ int main(int argc, char** argv) {
   moesim::cli::add_merge_command(app);
   moesim::cli::add_compare_command(app);
   moesim::cli::add_collective_command(app);
+  moesim::cli::add_search_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -34,13 +37,14 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "error: {}\n{}", e.what(), option ? "" : "  (see docs/scenarios.md for every key)\n");
     return 2;
   } catch (const moesim::InfeasibleError& e) {
-    fmt::print(stderr, "error: {}\n  (see docs/scenarios.md, section layout)\n", e.what());
+    const bool layout = std::string_view(e.what()).rfind("infeasible layout", 0) == 0;
+    fmt::print(stderr, "error: {}\n{}", e.what(), layout ? "  (see docs/scenarios.md, section layout)\n" : "");
     return 3;
   } catch (const moesim::cli::OutputError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "error: {}\n", moesim::bounded_message(e.what()));
     return 4;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "error: {}\n", moesim::bounded_message(e.what()));
     return 1;
   }
   return 0;

@@ -34,7 +34,7 @@ void enforce_gates(const driver::Gates& gates, const std::vector<driver::GatePoi
   if (!failures.empty()) throw GateFailure(fmt::format("CI gate failed: {}", fmt::join(failures, "\nCI gate failed: ")));
 }
 
-SimulationProgress::SimulationProgress(bool quiet, bool forced) {
+SimulationProgress::SimulationProgress(bool quiet, bool forced) : quiet_first_s_(forced ? 0.0 : 2.0) {
   terminal_ = ::isatty(STDERR_FILENO) == 1;
   if (quiet || (!terminal_ && !forced)) return;
   fd_ = ::dup(STDERR_FILENO);  // the simulating child's own stderr goes to its parent's pipe
@@ -46,11 +46,11 @@ SimulationProgress::~SimulationProgress() {
 
 std::function<void(const engine::SimProgress&)> SimulationProgress::hook(const std::string& label) const {
   if (fd_ < 0) return {};
-  constexpr double kQuietFirst_s = 2.0;     // short runs print nothing
-  constexpr double kLineEvery_s = 5.0;      // plain lines in logs, not a flood
-  return [fd = fd_, terminal = terminal_, start = start_, label, last = -1.0](const engine::SimProgress& p) mutable {
+  constexpr double kLineEvery_s = 5.0;  // plain lines in logs, not a flood
+  return [fd = fd_, terminal = terminal_, start = start_, quiet_first_s = quiet_first_s_, label,
+          last = -1.0](const engine::SimProgress& p) mutable {
     const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (elapsed_s < kQuietFirst_s || (!terminal && last >= 0 && elapsed_s - last < kLineEvery_s)) return;
+    if (elapsed_s < quiet_first_s || (!terminal && last >= 0 && elapsed_s - last < kLineEvery_s)) return;
     last = elapsed_s;
     const double percent = p.tasks_total > 0 ? 100.0 * static_cast<double>(p.tasks_done) / p.tasks_total : 0;
     const std::string line = fmt::format("{}simulating {}: {:.0f} % of {} tasks, {:.3f} s simulated, {:.0f} s elapsed{}",

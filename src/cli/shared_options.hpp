@@ -29,8 +29,8 @@ void add_gate_options(CLI::App* cmd, GateOptions& g, const std::string& efficien
 void enforce_gates(const driver::Gates& gates, const std::vector<driver::GatePoint>& points);
 
 // Simulation progress on stderr for runs longer than about 2 s: redrawn in place on a
-// terminal, one line every few seconds otherwise (with --progress); off with -q and, without
-// --progress, when stderr is not a terminal.
+// terminal, one line every few seconds otherwise. Off with -q and, without --progress, when
+// stderr is not a terminal; --progress shows it from the start (CI logs).
 class SimulationProgress {
  public:
   SimulationProgress(bool quiet, bool forced);
@@ -46,6 +46,7 @@ class SimulationProgress {
  private:
   int fd_ = -1;
   bool terminal_ = false;
+  double quiet_first_s_;  // nothing before this much wall time: short runs stay silent
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 

@@ -36,7 +36,8 @@ void DocumentingReader::add(const Key& k, std::string type, std::string default_
 }
 
 void DocumentingReader::number(const Key& k, double& out) {
-  add(k, "number", format_number(out / k.to_si), range_text(k));
+  const std::string si = si_range_text(k);
+  add(k, "number", format_number(out / k.to_si), range_text(k) + (si.empty() ? "" : " (" + si + ")"));
 }
 
 void DocumentingReader::integer(const Key& k, int& out) {

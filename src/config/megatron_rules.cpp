@@ -94,11 +94,11 @@ const std::vector<CheckedRule>& checked_rules() {
          return s.model.moe.experts > 0 || std::find(m.begin(), m.end(), "moe_act") == m.end();
        },
        [](const Scenario& s) { return fmt::format("{} has no routed experts", s.model.name); }},
-      {{"recipe.fp8_param_gather", "training.precision fp8 or mxfp8 when fp8_param_gather is on",
+      {{"recipe.fp8_param_gather", "training.precision an FP8 flavour (fp8, fp8_blockwise, mxfp8) when fp8_param_gather is on",
         "fp8_param must be used together with fp8 mode.", kTransformerConfig},
        [](const Scenario& s) {
          const Precision p = s.training.precision;
-         return !s.recipe.fp8_param_gather || p == Precision::fp8 || p == Precision::mxfp8;
+         return !s.recipe.fp8_param_gather || is_fp8_family(p);  // FP8 mode in every recipe
        },
        [](const Scenario& s) { return fmt::format("fp8_param_gather with precision {}", to_string(s.training.precision)); }},
       {{"recipe.overlap_param_gather", "recipe.overlap_grad_reduce on when overlap_param_gather is on",

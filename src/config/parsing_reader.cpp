@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -94,7 +95,12 @@ class ParsingReader final : public Reader {
     if (!v->is_number()) throw wrong_type(k, expected, *v);
     const double x = v->get<double>();
     check_range(k, x, expected, v->dump());
-    out = x * k.to_si;
+    // The range is physical in SI: checked again after the conversion, which must stay finite.
+    const double si = x * k.to_si;
+    const bool special = k.special && x == *k.special;
+    if (!std::isfinite(si) || (!special && ((k.min && si < *k.min * k.to_si) || (k.max && si > *k.max * k.to_si))))
+      throw error(k.name, expected + "; got " + v->dump() + " (out of range after conversion to SI)");
+    out = si;
     state_.figures.push_back(rel_ + k.name);
   }
 
@@ -247,6 +253,7 @@ class ParsingReader final : public Reader {
     return error(k.name, expected + "; got " + describe_json_value(v) + " (wrong type)");
   }
   void check_range(const Key& k, double x, const std::string& expected, const std::string& shown) const {
+    if (k.special && x == *k.special) return;
     const bool low = k.min && (k.min_exclusive ? x <= *k.min : x < *k.min);
     const bool high = k.max && x > *k.max;
     if (low || high) throw error(k.name, expected + "; got " + shown + " (out of range)");

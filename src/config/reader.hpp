@@ -24,6 +24,7 @@ struct Key {
   bool required = true;           // false: an absent key keeps the target's current value
   std::optional<double> min, max; // bounds in JSON units
   bool min_exclusive = false;
+  std::optional<double> special;  // one value allowed outside the range (0 = "none", -1 = "calibration")
   bool allow_empty = false;       // strings: "" accepted
 
   // By value and moved: GCC 12 at -O3 warns falsely (-Wrestrict) on assigning a string_view.
@@ -52,12 +53,23 @@ struct Key {
     max = v;
     return *this;
   }
+  // A sentinel with its own meaning beside the physical range, e.g. at_least(1).or_exactly(0)
+  // for "a peak in [1, ...] TFLOP/s, or 0 = no such tensor cores".
+  Key& or_exactly(double v) {
+    special = v;
+    return *this;
+  }
   Key& may_be_empty() {
     allow_empty = true;
     return *this;
   }
 };
 
+// Every number key declares a physical range, both ends, in JSON units: the parser checks the
+// value after its conversion to SI against it (a finite value inside the range), so that no
+// magnitude the later stages compute with can overflow, vanish or reach SimGrid as inf or 0.
+// tests/unit/test_config_schema.cpp holds every number key of the schema to it.
+//
 // Integers without a declared maximum are at most 2^24: far above any real count or size, and
 // small enough that the later stages' int arithmetic on them (sums, per-layer and per-stage
 // lists) neither overflows nor allocates without bound. Both readers apply it, so the

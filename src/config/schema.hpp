@@ -15,14 +15,16 @@ void describe_recipe(Reader& r, RecipeSpec& recipe);     // a stack's "recipe", 
 // supports; `where` prefixes the keys the errors point at ("" inside the recipe object).
 void check_recipe_supported(Reader& r, const std::string& where, const RecipeSpec& recipe, const StackSpec& stack);
 void describe_scenario(Reader& r, Scenario& scenario);   // scenarios/<name>.json
+// A system's "variability" (GPU keys only) or a scenario's (every key).
+void describe_variability(Reader& r, VariabilitySpec& v, bool with_routing);
 
 // The "sources" key every config file carries.
 inline Key sources_key() {
   return key("sources",
              "provenance of every figure: {\"<key>\": \"<source>\"}, a dotted key for a nested one, "
              "a parent object's key for all its figures, \"*\" for the whole file; a source cites a "
-             "document (../shared/reference/hardware.md with its source key, a vendor page, a "
-             "public config) or says \"assumption: <why>\"")
+             "document by its key in docs/sources.md (\"DGXC: GB300 BF16 dense 2,450 TFLOP/s\"), a measurement "
+             "(\"measured: ...\") or says \"assumption: <why>\"")
       .optional();
 }
 

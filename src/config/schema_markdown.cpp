@@ -36,9 +36,13 @@ cannot drift from the parser.
   `base` over a name patches the named file (`"gpu": {"hbm_usable_gbytes": 250}`).
 - **Every figure needs its source.** In `configs/`, each number present in a file needs an entry
   in its `sources` object: the key itself (dotted for a nested key), a parent object, or `*`
-  for the whole file. A source cites a document (`../shared/reference/hardware.md` with its
-  source key such as DGXC, a vendor page, a public model config) or reads
-  `assumption: <why>`. Overrides written in a scenario need none (the spec's sources then say
+  for the whole file. A source starts with the key of a public document listed in
+  `docs/sources.md` (`"DGXC: GB300 BF16 dense 2,450 TFLOP/s"`), or reads `measured: <what>` or
+  `assumption: <why>`.
+- **Physical ranges.** Every number has a range at both ends (the "allowed" column, in the
+  file's unit, and in SI where the unit is not): values are checked after conversion to SI, so
+  no magnitude can overflow or vanish on its way to the simulation. `0` or `-1` outside a range
+  is a sentinel with the meaning the key states. Overrides written in a scenario need none (the spec's sources then say
   `override: <file> at <path>`); overrides written inside a config file carry a `sources` object
   of their own.
 - **Where configs/ is.** `--configs`, else `$MOESIM_CONFIGS`, else the nearest `configs` folder

@@ -55,6 +55,13 @@ void describe_moe(Reader& r, MoeSpec& m) {
                               "moe_router_group_topk); 0 = all groups")
                 .optional().at_least(0),
             m.router_groups_per_token);
+  r.number(key("expert_load_sigma", "without forced balance: log-normal sigma of an expert's share of the routed "
+                                    "tokens per step and layer under the model's own load balancing (0: equal "
+                                    "shares, only the sampling of each micro-batch's tokens differs)")
+               .optional()
+               .at_least(0)
+               .at_most(2),
+           m.expert_load_sigma);
 
   const bool moe = m.experts > 0;
   r.rule("top_k", !moe || (m.top_k >= 1 && m.top_k <= m.experts), "with experts: 1 <= top_k <= experts",
@@ -78,7 +85,8 @@ void describe_moe(Reader& r, MoeSpec& m) {
 
 void describe_model(Reader& r, ModelSpec& m) {
   r.text(key("name", "display name, e.g. \"DeepSeek-V3 671B\""), m.name);
-  r.integer(key("layers", "transformer layers, multi-token-prediction layers excluded").at_least(1), m.layers);
+  r.integer(key("layers", "transformer layers, multi-token-prediction layers excluded").at_least(1).at_most(65536),
+            m.layers);
   r.integer(key("hidden", "hidden size").at_least(1), m.hidden);
   r.integer(key("dense_ffn", "SwiGLU intermediate size of the dense layers").optional().at_least(0), m.dense_ffn);
   r.integer(key("vocab", "vocabulary size").at_least(1), m.vocab);
@@ -87,10 +95,10 @@ void describe_model(Reader& r, ModelSpec& m) {
   r.object(key("moe", "the mixture of experts; absent = dense model").optional(),
            [&](Reader& e) { describe_moe(e, m.moe); });
   r.number(key("published_total_params_billions", "total parameters as published (for tests); 0 = none")
-               .in("1e9 parameters", 1e9).optional().at_least(0),
+               .in("1e9 parameters", 1e9).optional().at_least(0).at_most(1e6),
            m.published_total_params);
   r.number(key("published_active_params_billions", "parameters active per token as published; 0 = none")
-               .in("1e9 parameters", 1e9).optional().at_least(0),
+               .in("1e9 parameters", 1e9).optional().at_least(0).at_most(1e6),
            m.published_active_params);
   r.sources(sources_key(), m.sources);
 

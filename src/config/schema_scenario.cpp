@@ -14,10 +14,16 @@ void describe_training(Reader& r, TrainingSpec& t) {
   r.integer(key("global_batch", "sequences per optimizer step").at_least(1), t.global_batch);
   r.integer(key("micro_batch", "sequences per micro-batch").optional().at_least(1), t.micro_batch);
   std::string precision(to_string(t.precision));
-  r.choice(key("precision", "numeric format of the GEMMs (mxfp8: block-scaled FP8 on the FP8 tensor cores)").optional(),
-           precision, {"bf16", "fp8", "mxfp8", "fp4"});
+  r.choice(key("precision",
+               "numeric format and quantisation recipe of the transformer GEMMs: bf16; fp8 (per-tensor current "
+               "scaling); fp8_blockwise (1x128 / 128x128 block scales); mxfp8 (one scale per 32 elements); nvfp4 "
+               "(FP4 with 16-element and per-tensor scales, Hadamard transforms and stochastic rounding; \"fp4\" "
+               "is read as nvfp4). Attention, router, embedding and output layer stay BF16 under nvfp4")
+               .optional(),
+           precision, precision_names());
   parse_precision(precision, t.precision);
-  r.integer(key("mtp_layers", "multi-token-prediction layers trained (DeepSeek-V3: 0 or 1)").optional().at_least(0),
+  r.integer(key("mtp_layers", "multi-token-prediction layers trained (DeepSeek-V3: 0 or 1)").optional().at_least(0)
+                .at_most(1024),
             t.mtp_layers);
 }
 
@@ -51,14 +57,17 @@ void describe_published(Reader& r, Published& p) {
   r.number(key("tflops_per_gpu", "published model TFLOP/s per GPU (Megatron convention); 0 = none")
                .in("TFLOP/s")
                .optional()
-               .at_least(0),
+               .at_least(0)
+               .at_most(1e5),
            p.tflops_per_gpu);
-  r.number(key("tokens_per_s_per_gpu", "published tokens per second per GPU; 0 = none").in("tokens/s").optional().at_least(0),
+  r.number(key("tokens_per_s_per_gpu", "published tokens per second per GPU; 0 = none").in("tokens/s").optional()
+               .at_least(0).at_most(1e9),
            p.tokens_per_s_per_gpu);
   r.number(key("peak_memory_gbytes", "measured peak allocated memory per GPU (the largest pipeline rank); 0 = none")
                .in("GB", 1e9)
                .optional()
-               .at_least(0),
+               .at_least(0)
+               .at_most(1e5),
            p.peak_memory_bytes);
   r.choice(key("change", "for a step of a series (the GB200 history): what it changes over the previous step in "
                         "moesim: a recipe switch, a stack override (software performance), both, nothing moesim "
@@ -88,6 +97,15 @@ void describe_scenario(Reader& r, Scenario& s) {
   check_recipe_supported(r, "recipe", s.recipe, s.stack);
   r.object(key("training", "batch, sequence and precision"), [&](Reader& x) { describe_training(x, s.training); });
   r.object(key("layout", "the parallel layout"), [&](Reader& x) { describe_layout(x, s.layout); });
+  s.variability = s.system.variability;
+  s.variability.expert_load_sigma = s.model.moe.expert_load_sigma;
+  r.object(key("variability", "how much GPUs, kernels and expert loads differ, key by key over the system's "
+                              "variability and the model's expert_load_sigma; absent = those defaults")
+               .optional(),
+           [&](Reader& x) { describe_variability(x, s.variability, true); });
+  r.integer(key("seed", "seed of every random draw (GPU speeds, kernel jitter, expert loads): the same seed gives "
+                        "the same step").optional().at_least(0),
+            s.seed);
   Published published;
   if (r.object(key("published", "a measured result this scenario reproduces; absent = none").optional(),
                [&](Reader& x) { describe_published(x, published); }))

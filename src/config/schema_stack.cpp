@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "moesim/config/choices.hpp"
 #include "schema.hpp"
 #include "text.hpp"
 
@@ -43,7 +44,8 @@ void describe_kernel(Reader& r, EpKernelSpec& k) {
   r.number(key("sm_gbytes_per_s", "NVLink bytes one of the kernel's SMs moves per second when its SMs bind; 0 = "
                                   "they never bind")
                .in("GB/s", 1e9)
-               .at_least(0),
+               .at_least(0)
+               .at_most(1e4),
            k.sm_bytes_per_s);
   r.number(key("rdma_efficiency", "fraction of the NIC the kernel's RDMA copies reach").above(0).at_most(1),
            k.rdma_efficiency);
@@ -57,6 +59,12 @@ void describe_dispatcher(Reader& r, EpDispatcherSpec& d) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& recompute_modules() {
+  static const std::vector<std::string> modules = {"mla_up_proj", "core_attn", "moe_act", "mlp",
+                                                   "layernorm",   "moe",       "shared_experts", "full"};
+  return modules;
+}
 
 void describe_recipe(Reader& r, RecipeSpec& s) {
   r.choice(key("dispatcher", "MoE token dispatcher: alltoall (NCCL), deepep, hybridep").optional(), s.dispatcher,
@@ -76,8 +84,7 @@ void describe_recipe(Reader& r, RecipeSpec& s) {
                               "preprocessing and shared expert, attention eager; full_iteration = the whole step")
                .optional(),
            s.cuda_graphs, kGraphScopes);
-  r.choices(key("recompute", "modules recomputed in the backward pass").optional(), s.recompute,
-            {"mla_up_proj", "core_attn", "moe_act", "mlp", "layernorm", "moe", "shared_experts", "full"});
+  r.choices(key("recompute", "modules recomputed in the backward pass").optional(), s.recompute, recompute_modules());
   r.boolean(key("fused_permute", "permutation fused with the scale allocation (moe_permute_fusion)").optional(),
             s.fused_permute);
   r.boolean(key("cross_entropy_fusion", "cross-entropy fused into one kernel over BF16 logits "
@@ -99,6 +106,18 @@ void describe_recipe(Reader& r, RecipeSpec& s) {
             s.overlap_param_gather);
   r.choice(key("adam_moment_dtype", "storage type of Adam's two moments").optional(), s.adam_moment_dtype,
            {"fp32", "bf16"});
+  r.boolean(key("force_balanced_routing", "every EP rank receives exactly the mean number of routed tokens "
+                                          "(moe_router_force_load_balancing, the benchmarks' setting)")
+                .optional(),
+            s.force_balanced_routing);
+  r.number(key("capacity_factor", "tokens an expert accepts, as a multiple of its mean load; the rest are dropped "
+                                  "(moe_expert_capacity_factor); 0 = dropless")
+               .optional()
+               .at_least(0)
+               .at_most(64),
+           s.capacity_factor);
+  r.rule("capacity_factor", s.capacity_factor == 0 || s.capacity_factor >= 1,
+         "0 (dropless) or at least 1 (an expert accepts at least its mean load)");
   r.choice(key("main_grad_dtype", "type of the data-parallel gradient buffer, accumulated and reduced in it "
                                   "(Megatron: fp32 unless --grad-reduce-in-bf16)").optional(),
            s.main_grad_dtype, {"fp32", "bf16"});
@@ -132,15 +151,18 @@ void describe_stack(Reader& r, StackSpec& s) {
   r.object(key("hybridep", "measured performance of the release's HybridEP kernels (its own benchmarks)"),
            [&](Reader& x) { describe_dispatcher(x, s.hybridep); });
   r.number(key("host_overhead_per_kernel_us", "host time per kernel launched eagerly (not graph-captured)")
-               .in("us", 1e-6).at_least(0),
+               .in("us", 1e-6).at_least(0).at_most(1e4),
            s.host_overhead_per_kernel_s);
-  r.number(key("graph_launch_per_kernel_us", "host time per kernel replayed from a CUDA graph").in("us", 1e-6).at_least(0),
+  r.number(key("graph_launch_per_kernel_us", "host time per kernel replayed from a CUDA graph").in("us", 1e-6)
+               .at_least(0).at_most(1e4),
            s.graph_launch_per_kernel_s);
   r.number(key("eager_launch_gap_us", "GPU idle between two eagerly launched dependent kernels (launch "
-                                     "latency); -1: the calibration's eager launch time")
+                                     "latency); exactly -1 (the default): the kernel calibration's eager launch time")
                .in("us", 1e-6)
                .optional()
-               .at_least(-1),
+               .at_least(0)
+               .at_most(1e4)
+               .or_exactly(-1),
            s.eager_launch_gap_s);
   r.object(key("recipe", "the release's default recipe (its DeepSeek-V3 perf recipe); a scenario's \"recipe\" "
                          "overrides it key by key"),

@@ -10,12 +10,13 @@ void describe_fabric(Reader& r, FabricSpec& f) {
                .optional(),
            f.topology, {"rail_optimized_fat_tree"});
   r.integer(key("gpus_per_leaf", "GPU NIC ports per leaf switch (half the switch radix at 1:1): one per domain on its "
-                                     "rail, so traffic among this many consecutive domains stays under the leaves").at_least(1),
+                                     "rail, so traffic among this many consecutive domains stays under the leaves").at_least(1).at_most(65536),
             f.gpus_per_leaf);
   r.number(key("oversubscription", "leaf downlink : uplink bandwidth ratio, met by traffic between leaf groups; "
-                                        "1 = non-blocking").at_least(1),
+                                        "1 = non-blocking").at_least(1).at_most(1024),
            f.oversubscription);
-  r.number(key("switch_latency_us", "latency of one switch hop").in("us", 1e-6).at_least(0), f.switch_latency_s);
+  r.number(key("switch_latency_us", "latency of one switch hop").in("us", 1e-6).at_least(0).at_most(1000),
+           f.switch_latency_s);
 }
 
 void describe_nccl(Reader& r, NcclSpec& n) {
@@ -38,26 +39,63 @@ void describe_nccl(Reader& r, NcclSpec& n) {
 
 }  // namespace
 
+void describe_variability(Reader& r, VariabilitySpec& v, bool with_routing) {
+  r.number(key("gpu_speed_cv", "spread of GPU speed: each GPU's kernels take N(1, cv) times their nominal time for "
+                               "the whole step (coefficient of variation; 0 = identical GPUs)")
+               .optional()
+               .at_least(0)
+               .at_most(0.2),
+           v.gpu_speed_cv);
+  r.number(key("kernel_jitter_cv", "spread of each kernel's time on top of its GPU's speed, drawn independently per "
+                                   "kernel (coefficient of variation; 0 = none)")
+               .optional()
+               .at_least(0)
+               .at_most(0.2),
+           v.kernel_jitter_cv);
+  if (with_routing)
+    r.number(key("expert_load_sigma", "unless the recipe forces balanced routing: log-normal sigma of an expert's share "
+                                      "of the routed tokens per step and layer (default: the model's "
+                                      "moe.expert_load_sigma); hot experts = a larger sigma")
+                 .optional()
+                 .at_least(0)
+                 .at_most(2),
+             v.expert_load_sigma);
+}
+
 void describe_system(Reader& r, SystemSpec& s) {
   r.text(key("name", "display name, e.g. \"GB300 NVL72\""), s.name);
   r.reference(key("gpu", "the GPU: a name in configs/hardware/, or {\"base\": <name>, ...overrides}"), "hardware",
               s.gpu_name, [&](Reader& g) { describe_gpu(g, s.gpu); });
-  r.integer(key("nvlink_domain_gpus", "GPUs per NVLink domain (72: an NVL72 rack; 8: an HGX board)").at_least(1),
+  r.integer(key("nvlink_domain_gpus", "GPUs per NVLink domain (72: an NVL72 rack; 8: an HGX board)")
+                .at_least(1).at_most(4096),
             s.domain_gpus);
   r.number(key("nvlink_gbytes_per_s_per_direction", "NVLink bandwidth of one GPU, each direction")
-               .in("GB/s", 1e9).above(0),
+               .in("GB/s", 1e9).at_least(1).at_most(1e5),
            s.nvlink_bytes_per_s);
-  r.number(key("nvlink_latency_us", "one-way latency GPU -> NVSwitch -> GPU").in("us", 1e-6).at_least(0),
+  r.number(key("nvlink_latency_us", "one-way latency GPU -> NVSwitch -> GPU").in("us", 1e-6).at_least(0).at_most(1000),
            s.nvlink_latency_s);
-  r.number(key("nic_gbits_per_s", "scale-out NIC bandwidth of one GPU, each direction").in("Gb/s", 1e9 / 8).above(0),
+  r.number(key("nic_gbits_per_s", "scale-out NIC bandwidth of one GPU, each direction")
+               .in("Gb/s", 1e9 / 8).at_least(1).at_most(1e6),
            s.nic_bytes_per_s);
-  r.number(key("nic_latency_us", "one-way latency of one NIC end (NIC and cable)").in("us", 1e-6).at_least(0),
+  r.number(key("nic_latency_us", "one-way latency of one NIC end (NIC and cable)").in("us", 1e-6).at_least(0).at_most(1000),
            s.nic_latency_s);
   r.object(key("fabric", "the scale-out network"), [&](Reader& f) { describe_fabric(f, s.fabric); });
   r.object(key("nccl", "how NCCL performs on this system (collective algorithms, see docs/method.md)"),
            [&](Reader& n) { describe_nccl(n, s.nccl); });
   r.integer(key("max_gpus", "largest cluster this file describes (scenarios may use up to this many GPUs)").at_least(1),
             s.max_gpus);
+  r.number(key("node_watts_per_gpu",
+               "power of the rest of the node per GPU (CPUs, NICs, memory, fans, static), for the cluster's "
+               "energy; 0 = GPUs only")
+               .in("W")
+               .optional()
+               .at_least(0)
+               .at_most(1e5),
+           s.node_watts_per_gpu);
+  r.object(key("variability", "how much its GPUs and kernels differ in speed (the defaults of a scenario's "
+                              "\"variability\"); absent = identical GPUs")
+               .optional(),
+           [&](Reader& v) { describe_variability(v, s.variability, false); });
   r.sources(sources_key(), s.sources);
 }
 

@@ -3,13 +3,31 @@
 namespace moesim {
 
 double GpuSpec::peak_flop_per_s(Precision p) const {
-  switch (p) {
+  switch (tensor_family(p)) {
     case Precision::bf16: return bf16_flop_per_s;
-    case Precision::fp8:
-    case Precision::mxfp8: return fp8_flop_per_s;   // MXFP8 runs on the FP8 tensor cores
-    case Precision::fp4: return fp4_flop_per_s;
+    case Precision::nvfp4: return fp4_flop_per_s;
+    default: return fp8_flop_per_s;  // every FP8 flavour runs on the FP8 tensor cores
   }
-  return bf16_flop_per_s;
+}
+
+double GpuSpec::tensor_flop_per_clock_per_sm(Precision p) const {
+  switch (tensor_family(p)) {
+    case Precision::bf16: return tensor_flop_per_clock_per_sm_bf16;
+    case Precision::nvfp4: return tensor_flop_per_clock_per_sm_fp4;
+    default: return tensor_flop_per_clock_per_sm_fp8;
+  }
+}
+
+double GpuSpec::sustained_clock_hz(Precision p) const {
+  switch (tensor_family(p)) {
+    case Precision::bf16: return sustained_clock_hz_bf16;
+    case Precision::nvfp4: return sustained_clock_hz_fp4;
+    default: return sustained_clock_hz_fp8;
+  }
+}
+
+double GpuSpec::sustained_flop_per_s(Precision p) const {
+  return sm_count * tensor_flop_per_clock_per_sm(p) * sustained_clock_hz(p);
 }
 
 bool RecipeSpec::recomputes(const std::string& module) const {
@@ -31,7 +49,8 @@ std::vector<std::pair<std::string, bool>> RecipeSpec::switches() const {
           {"fp8_param_gather", fp8_param_gather},
           {"programmatic_dependent_launch", programmatic_dependent_launch},
           {"overlap_grad_reduce", overlap_grad_reduce},
-          {"overlap_param_gather", overlap_param_gather}};
+          {"overlap_param_gather", overlap_param_gather},
+          {"force_balanced_routing", force_balanced_routing}};
 }
 
 const std::vector<std::string>& pipeline_schedule_names() {

@@ -1,5 +1,6 @@
-// Reading configs/calibration/*.json into the kernel model's curves.
-#include <fstream>
+// Reading configs/calibration/kernels.json: strict (every key known, every number in range) and
+// sourced (every number has an entry in "sources" for itself or an enclosing object).
+#include <set>
 
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
@@ -9,48 +10,142 @@ namespace moesim::cost {
 
 namespace {
 
-double number_at(const nlohmann::json& root, const std::string& file, const std::string& dotted,
-                 double min, double max) {
-  const nlohmann::json* node = &root;
-  std::string path = "$";
-  size_t start = 0;
-  while (start <= dotted.size()) {
-    size_t end = dotted.find('.', start);
-    std::string key = dotted.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    path += "." + key;
-    if (!node->is_object() || !node->contains(key))
-      throw ConfigError(file, path, "a required key (kernel calibration)");
-    node = &(*node)[key];
-    if (end == std::string::npos) break;
-    start = end + 1;
+// The file's provenance map, and every key read (a source must name one of them).
+struct Provenance {
+  std::set<std::string> sources;
+  std::set<std::string> read;
+};
+
+class Strict {
+ public:
+  Strict(const nlohmann::json& node, std::string file, std::string dotted, Provenance& provenance)
+      : node_(node), file_(std::move(file)), dotted_(std::move(dotted)), provenance_(provenance) {
+    if (!node_.is_object()) throw ConfigError(file_, path(), "an object");
   }
-  if (!node->is_number()) throw ConfigError(file, path, "a number");
-  const double v = node->get<double>();
-  if (!(v >= min && v <= max))
-    throw ConfigError(file, path, "a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
-  return v;
+  Strict(const Strict&) = delete;
+  Strict& operator=(const Strict&) = delete;
+  ~Strict() noexcept(false) {
+    if (std::uncaught_exceptions() > 0) return;
+    for (const auto& [name, value] : node_.items())
+      if (!read_.count(name)) throw ConfigError(file_, path() + "." + name, "unknown key here");
+  }
+
+  Strict object(const std::string& name) { return Strict(at(name), file_, join(name), provenance_); }
+  const nlohmann::json& items(const std::string& name) {
+    const nlohmann::json& v = at(name);
+    if (!v.is_object()) throw ConfigError(file_, path() + "." + name, "an object");
+    return v;
+  }
+  double number(const std::string& name, double min, double max) {
+    const nlohmann::json& v = at(name);
+    const std::string where = path() + "." + name;
+    if (!v.is_number()) throw ConfigError(file_, where, "a number");
+    const double x = v.get<double>();
+    if (!(x >= min && x <= max))
+      throw ConfigError(file_, where, "a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    if (!sourced(join(name)))
+      throw ConfigError(file_, where, "an entry for this figure in \"sources\" (every figure needs its source)");
+    return x;
+  }
+  void skip(const std::string& name) { read_.insert(name); }  // read elsewhere (text)
+
+ private:
+  const nlohmann::json& at(const std::string& name) {
+    if (!node_.contains(name)) throw ConfigError(file_, path() + "." + name, "a required key (kernel calibration)");
+    read_.insert(name);
+    provenance_.read.insert(join(name));
+    return node_[name];
+  }
+  std::string join(const std::string& name) const { return dotted_.empty() ? name : dotted_ + "." + name; }
+  std::string path() const { return dotted_.empty() ? "$" : "$." + dotted_; }
+  bool sourced(std::string key) const {
+    for (;;) {
+      if (provenance_.sources.count(key)) return true;
+      const size_t dot = key.rfind('.');
+      if (dot == std::string::npos) return provenance_.sources.count("*") > 0;
+      key.resize(dot);
+    }
+  }
+
+  const nlohmann::json& node_;
+  std::string file_, dotted_;
+  Provenance& provenance_;
+  std::set<std::string> read_;
+};
+
+// Names of the precisions a mainloop efficiency may be given for.
+Precision flavour(const std::string& file, const std::string& where, const std::string& name) {
+  Precision p;
+  if (!parse_precision(name, p) || p == Precision::bf16 || p == Precision::fp8)
+    throw ConfigError(file, where + "." + name, "a quantisation flavour: fp8_blockwise, mxfp8 or nvfp4");
+  return p;
+}
+
+ArchitectureCalibration read_architecture(Strict a, const std::string& file, const std::string& where) {
+  ArchitectureCalibration c;
+  {
+    Strict g = a.object("gemm");
+    c.tile_m = g.number("tile_m", 16, 512);
+    c.tile_n = g.number("tile_n", 16, 512);
+    c.k_overhead = g.number("k_overhead", 0, 1e5);
+    c.gemm_fixed_s = g.number("fixed_us", 0, 1e4) * 1e-6;
+    c.grouped_gemm_streams = static_cast<int>(g.number("grouped_streams", 1, 64));
+    const std::string mainloop_where = where + ".gemm.mainloop_efficiency";
+    Strict m = g.object("mainloop_efficiency");
+    for (const auto& [name, value] : g.items("mainloop_efficiency").items())
+      c.mainloop_efficiency[flavour(file, mainloop_where, name)] = m.number(name, 0.01, 1.0);
+  }
+  {
+    Strict t = a.object("attention");
+    Strict f = t.object("forward_efficiency");
+    c.attention_forward_efficiency_bf16 = f.number("bf16", 0.01, 1.0);
+    c.attention_forward_efficiency_fp8 = f.number("fp8", 0.01, 1.0);
+    Strict b = t.object("backward_efficiency");
+    c.attention_backward_efficiency_bf16 = b.number("bf16", 0.01, 1.0);
+    c.attention_backward_efficiency_fp8 = b.number("fp8", 0.01, 1.0);
+    c.exp2_efficiency = t.number("exp2_efficiency", 0.01, 1.0);
+    c.attention_backward_tile = t.number("backward_tile", 16, 512);
+  }
+  {
+    Strict m = a.object("memory");
+    c.elementwise_hbm_efficiency = m.number("elementwise_hbm_efficiency", 0.01, 1.0);
+    c.copy_hbm_efficiency = m.number("copy_hbm_efficiency", 0.01, 1.0);
+  }
+  return c;
 }
 
 }  // namespace
 
+std::filesystem::path default_calibration_file(const std::filesystem::path& configs_dir) {
+  return configs_dir / "calibration" / "kernels.json";
+}
+
 KernelCalibration load_calibration(const std::filesystem::path& file) {
   const nlohmann::json j = config::read_json_file(file);
   const std::string f = file.string();
+  Provenance provenance;
+  if (!j.is_object() || !j.contains("sources") || !j["sources"].is_object())
+    throw ConfigError(f, "$.sources", "an object {\"<dotted key>\": \"<source>\"}");
+  for (const auto& [name, text] : j["sources"].items()) {
+    if (!text.is_string() || text.get_ref<const std::string&>().empty())
+      throw ConfigError(f, "$.sources." + name, "a non-empty string naming the source");
+    provenance.sources.insert(name);
+  }
   KernelCalibration c;
-  auto curve = [&](const std::string& prefix) {
-    return GemmCurve{number_at(j, f, prefix + ".max_efficiency", 0.01, 1.0),
-                     number_at(j, f, prefix + ".fixed_overhead_us", 0.0, 1e6) * 1e-6};
-  };
-  c.gemm_bf16 = curve("gemm.bf16");
-  c.gemm_fp8 = curve("gemm.fp8");
-  c.grouped_gemm = curve("grouped_gemm");
-  c.grouped_gemm_fp8 = curve("grouped_gemm_fp8");
-  c.attention_forward_efficiency = number_at(j, f, "attention.forward_efficiency", 0.01, 1.0);
-  c.attention_backward_efficiency = number_at(j, f, "attention.backward_efficiency", 0.01, 1.0);
-  c.elementwise_bw_efficiency = number_at(j, f, "memory.elementwise_efficiency", 0.01, 1.0);
-  c.copy_bw_efficiency = number_at(j, f, "memory.copy_efficiency", 0.01, 1.0);
-  c.launch_eager_s = number_at(j, f, "launch.eager_us", 0.0, 1e4) * 1e-6;
-  c.launch_graph_s = number_at(j, f, "launch.graph_replay_us", 0.0, 1e4) * 1e-6;
+  Strict root(j, f, "", provenance);
+  root.skip("about");
+  root.skip("sources");
+  {
+    Strict archs = root.object("architectures");
+    for (const auto& [name, value] : root.items("architectures").items())
+      c.architectures[name] = read_architecture(archs.object(name), f, "$.architectures." + name);
+  }
+  Strict launch = root.object("launch");
+  c.launch_eager_s = launch.number("eager_us", 0.0, 1e4) * 1e-6;
+  c.launch_graph_s = launch.number("graph_replay_us", 0.0, 1e4) * 1e-6;
+  for (const std::string& name : provenance.sources)
+    if (name != "*" && !provenance.read.count(name))
+      throw ConfigError(f, "$.sources." + name, "a source for a key of this file (no key \"" + name + "\")");
   return c;
 }
 

@@ -45,14 +45,21 @@ ComputeCost section_cost(const model::Section& section, model::Pass pass, const 
   // one graph-replay step for captured kernels and the stack's eager launch latency otherwise.
   const double eager_gap = s.stack.eager_launch_gap_s >= 0 ? s.stack.eager_launch_gap_s : cal.launch_eager_s;
   const double launch_gap = graphed ? cal.launch_graph_s : eager_gap;
-  auto add = [&](const model::Op& op, model::Pass p, double fraction, bool recompute) {
-    OpCost oc = op_cost(op, p, s.training.precision, s.system.gpu, cal);
+  // `part`: the whole op, or for a GEMM's backward only its data- or weight-gradient GEMM.
+  auto add = [&](const model::Op& op, model::Pass p, GradPart part, bool recompute) {
+    const OpCost oc = op_cost(op, p, s.training.precision, s.system.gpu, cal);
+    double op_seconds = oc.gpu_seconds;
+    double fraction = 1.0;  // of the op's kernels and FLOPs
+    if (part == GradPart::weight_only) op_seconds = oc.weight_gradient_seconds;
+    if (part == GradPart::data_only) op_seconds = oc.gpu_seconds - oc.weight_gradient_seconds;
+    if (part != GradPart::all) fraction = 0.5;  // one of the two equal-FLOP backward GEMMs
+    if (oc.kernels == 0) return;  // nothing to launch (the backward of a residual add)
     // Programmatic dependent launch (MLM-G step 8, for the quantisation kernels) starts a
     // kernel's prologue under its predecessor's tail and hides its launch latency.
     const bool pdl = s.recipe.programmatic_dependent_launch && op.name.rfind("quantize", 0) == 0;
     const double gpu_gap = pdl ? 0.0 : launch_gap;
     const int kernels = std::max(1, static_cast<int>(oc.kernels * fraction + 0.5));
-    const double seconds = oc.gpu_seconds * fraction + kernels * gpu_gap;
+    const double seconds = op_seconds + kernels * gpu_gap;
     // The op's kernels, each issued by the CPU then run by the GPU, appended to the segment.
     ComputeCost op_kernels;
     for (int i = 0; i < kernels; ++i) {
@@ -70,20 +77,15 @@ ComputeCost section_cost(const model::Section& section, model::Pass pass, const 
   };
   for (const model::Op& op : section.ops) {
     if (pass == model::Pass::forward) {
-      add(op, model::Pass::forward, 1.0, false);
+      add(op, model::Pass::forward, GradPart::all, false);
       continue;
     }
     const bool gemm = op.kind == model::OpKind::gemm || op.kind == model::OpKind::grouped_gemm;
     // Recomputed modules re-run their forward just before their backward.
     if (part != GradPart::weight_only && s.recipe.recomputes(op.module))
-      add(op, model::Pass::forward, 1.0, true);
-    if (gemm) {
-      // A GEMM's backward is a data-gradient and a weight-gradient GEMM of equal size.
-      if (part == GradPart::all) add(op, model::Pass::backward, 1.0, false);
-      else add(op, model::Pass::backward, 0.5, false);
-    } else if (part != GradPart::weight_only) {
-      add(op, model::Pass::backward, 1.0, false);
-    }
+      add(op, model::Pass::forward, GradPart::all, true);
+    if (gemm) add(op, model::Pass::backward, part, false);
+    else if (part != GradPart::weight_only) add(op, model::Pass::backward, GradPart::all, false);
   }
   return c;
 }

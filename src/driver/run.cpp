@@ -4,6 +4,7 @@
 
 #include "moesim/config/loader.hpp"
 #include "moesim/cost/kernel_model.hpp"
+#include "moesim/driver/checks.hpp"
 #include "moesim/driver/work_estimate.hpp"
 #include "moesim/workload/step_builder.hpp"
 
@@ -13,7 +14,7 @@ std::filesystem::path calibration_path(const Scenario& s, const RunOptions& opti
   if (!options.calibration_file.empty()) return options.calibration_file;
   const auto dir = options.configs_dir.empty() ? config::find_configs_dir(s.file)
                                                : std::filesystem::path(options.configs_dir);
-  return dir / "calibration" / "h200-kernels.json";
+  return cost::default_calibration_file(dir);
 }
 
 RunResult run_scenario(const Scenario& s, const RunOptions& options) {
@@ -33,6 +34,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   const WorkEstimate work = estimate_work(r.layout, workload::task_counts(s, r.layout, calibration), options.engine);
   refuse_oversized(work, available_memory_bytes(), options.force);
   const workload::StepProgram program = workload::build_step(s, r.layout, calibration);
+  check_simulation_inputs(s, program);
   r.sim = engine::simulate(s, r.layout, program, options.engine);
   if (options.engine.record_timeline) r.program = program;
 
@@ -44,6 +46,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
       static_cast<double>(s.training.global_batch) * s.training.seq_len / m.step_time_s / s.gpus;
   m.peak_tflops = s.system.gpu.peak_flop_per_s(s.training.precision) / 1e12;
   m.mfu = m.tflops_per_gpu / m.peak_tflops;
+  check_result(s, m.step_time_s, m.tflops_per_gpu, m.peak_tflops);
   return r;
 }
 

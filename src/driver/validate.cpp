@@ -177,6 +177,39 @@ ExperimentResult run_experiment(const GapExperiment& g, const Validation& v, con
   return out;
 }
 
+// The record layout at 1x, 2x and 4x its GPUs under each variability source alone, the default
+// mix, SINHA's most variable cluster, and realistic routing: what each contributes to the loss.
+std::vector<ScalingVariant> scaling_sensitivity(const Scenario& record, const RunOptions& options) {
+  const VariabilitySpec d = record.variability;
+  std::vector<ScalingVariant> variants;
+  const auto add = [&](std::string label, double speed, double jitter, bool balanced) {
+    ScalingVariant v;
+    v.label = std::move(label);
+    v.variability = d;
+    v.variability.gpu_speed_cv = speed;
+    v.variability.kernel_jitter_cv = jitter;
+    v.force_balanced_routing = balanced;
+    variants.push_back(std::move(v));
+  };
+  add("default (sources in configs/systems)", d.gpu_speed_cv, d.kernel_jitter_cv, record.recipe.force_balanced_routing);
+  add("identical GPUs", 0, 0, true);
+  add("GPU speed only", d.gpu_speed_cv, 0, true);
+  add("kernel jitter only", 0, d.kernel_jitter_cv, true);
+  // SINHA: "max 22%": the most variable cluster, 0.22 / (4 x 1.349).
+  add("GPU speed of SINHA's most variable cluster (cv 4.1 %)", 0.22 / (4 * 1.349), d.kernel_jitter_cv, true);
+  add("default, routing not force-balanced (expert_load_sigma of the model)", d.gpu_speed_cv, d.kernel_jitter_cv, false);
+  for (ScalingVariant& v : variants) {
+    Scenario s = record;
+    s.variability = v.variability;
+    s.recipe.force_balanced_routing = v.force_balanced_routing;
+    const RunResult base = run_scenario(s, options);
+    v.step_time_s = base.metrics.step_time_s;
+    v.efficiency_mid = run_scenario(scaled_to(s, 2 * s.gpus), options).metrics.tflops_per_gpu / base.metrics.tflops_per_gpu;
+    v.efficiency = run_scenario(scaled_to(s, 4 * s.gpus), options).metrics.tflops_per_gpu / base.metrics.tflops_per_gpu;
+  }
+  return variants;
+}
+
 }  // namespace
 
 std::vector<fs::path> published_scenarios(const fs::path& published_dir) {
@@ -228,6 +261,7 @@ Validation validate(const ValidationInputs& in, const RunOptions& options) {
   v.scaling.from_gpus = record.gpus;
   v.scaling.to_gpus = 4 * record.gpus;
   v.scaling.efficiency = large.metrics.tflops_per_gpu / small.metrics.tflops_per_gpu;
+  v.scaling.sensitivity = scaling_sensitivity(record, options);
   v.memory = validate_memory(v.runs, in.published_dir.parent_path() / "memory", options);
   if (!in.schedules_scenario.empty()) v.schedules = compare_schedules(in.schedules_scenario, options);
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <unordered_map>
 
 #include "breakdown.hpp"
 #include "moesim/engine/simulate.hpp"
@@ -15,6 +16,7 @@
 #include "moesim/platform/ep_dispatch.hpp"
 #include "moesim/platform/isolated_run.hpp"
 #include "moesim/platform/nccl.hpp"
+#include "moesim/workload/variation.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -44,9 +46,14 @@ struct Gpu {
   const workload::RankProgram* program = nullptr;
   std::vector<char> done;
   std::vector<char> arrived;
-  sg4::MutexPtr mutex;
-  // One condition variable per stream: a completion wakes only the streams that wait on it.
-  std::array<sg4::ConditionVariablePtr, workload::kStreams> wake;
+  // Actors run cooperatively (one at a time, switching only inside simcalls), so the state above
+  // needs no lock. A stream whose next task is not ready suspends itself and records the task;
+  // a completion resumes it only once that task is ready. Mutex and condition-variable
+  // traffic cost several simcalls per task (each a context switch through maestro).
+  std::array<sg4::ActorPtr, workload::kStreams> actors;
+  std::array<int, workload::kStreams> waiting_task{};  // task a suspended stream waits for; -1 if none
+  // Full fidelity's barrier per (stream, group role), looked up once.
+  std::array<std::array<sg4::BarrierPtr, 4>, workload::kStreams> barriers;
   const std::vector<std::uint8_t>* dependents = nullptr;        // per task: streams to wake
   const std::vector<std::uint8_t>* message_waiters = nullptr;   // per message: streams to wake
   std::array<platform::Group, 4> groups;  // by GroupRole
@@ -76,6 +83,10 @@ class Simulation {
     }
     platform_ = platform::Platform::build(topo, opt_.fidelity, simulated);
     ep_request_ = platform::ep_exchange_request(s_.recipe, s_.stack, s_.model);
+    const workload::VariationMode mode = opt_.fidelity == platform::Fidelity::full ? workload::VariationMode::full
+                                         : opt_.sampled ? workload::VariationMode::folded_sampled
+                                                        : workload::VariationMode::folded;
+    variation_ = std::make_unique<workload::Variation>(s_, l_, prog_, mode);
     index_of_.assign(l_.world, -1);
     wake_lists();
     gpus_.resize(simulated.size());
@@ -86,8 +97,7 @@ class Simulation {
       g.program = &prog_.stages[g.pp_rank];
       g.done.assign(g.program->tasks.size(), 0);
       g.arrived.assign(prog_.message_count, 0);
-      g.mutex = sg4::Mutex::create();
-      for (auto& cv : g.wake) cv = sg4::ConditionVariable::create();
+      g.waiting_task.fill(-1);
       g.dependents = &dependents_[g.pp_rank];
       g.message_waiters = &message_waiters_[g.pp_rank];
       g.groups[static_cast<int>(workload::GroupRole::tp)].ranks = l_.tp_group(g.rank);
@@ -104,8 +114,8 @@ class Simulation {
         per_stream[static_cast<int>(g.program->tasks[t].stream)].push_back(static_cast<int>(t));
       for (int st = 0; st < workload::kStreams; ++st) {
         if (per_stream[st].empty()) continue;
-        sg4::Actor::create(fmt::format("gpu{}-s{}", g.rank, st), platform_->host(g.rank),
-                           [this, &g, ids = std::move(per_stream[st]), st]() { stream(g, ids, st); });
+        g.actors[st] = sg4::Actor::create(fmt::format("gpu{}-s{}", g.rank, st), platform_->host(g.rank),
+                                          [this, &g, ids = std::move(per_stream[st]), st]() { stream(g, ids, st); });
       }
     }
     for (const Gpu& g : gpus_) tasks_total_ += static_cast<long long>(g.program->tasks.size());
@@ -161,9 +171,14 @@ class Simulation {
     opt_.on_progress(SimProgress{activities_, tasks_total_, sg4::Engine::get_clock()});
   }
 
-  static void wake(Gpu& g, std::uint8_t streams) {
-    for (int s = 0; s < workload::kStreams; ++s)
-      if (streams & (1u << s)) g.wake[s]->notify_all();
+  // Resumes each of `streams` that is suspended on a task which is now ready.
+  void wake(Gpu& g, std::uint8_t streams) const {
+    for (int s = 0; s < workload::kStreams; ++s) {
+      const int waiting = g.waiting_task[s];
+      if (!(streams & (1u << s)) || waiting < 0 || !ready(g, g.program->tasks[waiting])) continue;
+      g.waiting_task[s] = -1;
+      g.actors[s]->resume();
+    }
   }
 
   bool ready(const Gpu& g, const Task& t) const {
@@ -179,27 +194,27 @@ class Simulation {
     for (int role = 0; role < 4; ++role) tags[role] = fmt::format("s{}g{}", stream_index, role);
     for (int id : ids) {
       const Task& t = g.program->tasks[id];
-      {
-        std::unique_lock<sg4::Mutex> lock(*g.mutex);
-        while (!ready(g, t)) g.wake[stream_index]->wait(lock);
+      while (!ready(g, t)) {
+        g.waiting_task[stream_index] = id;
+        sg4::this_actor::suspend();
       }
       const double start = sg4::Engine::get_clock();
-      execute(g, t, tags[static_cast<int>(t.group)]);
+      execute(g, id, t, stream_index, tags[static_cast<int>(t.group)]);
       const double end = sg4::Engine::get_clock();
       ++activities_;
       report_progress();
       if (g.observed) g.intervals.push_back({id, start, end});
-      std::unique_lock<sg4::Mutex> lock(*g.mutex);
       g.done[id] = 1;
       wake(g, (*g.dependents)[id]);
     }
   }
 
-  void execute(Gpu& g, const Task& t, const std::string& tag) {
+  void execute(Gpu& g, int id, const Task& t, int stream_index, const std::string& tag) {
     sg4::Host* host = platform_->host(g.rank);
     switch (t.kind) {
       case TaskKind::compute: {
-        if (t.seconds > 0) sg4::this_actor::execute(t.seconds * host->get_speed());
+        const double seconds = variation_->compute_seconds(g.rank, g.pp_rank, id, t);
+        if (seconds > 0) sg4::this_actor::execute(seconds * host->get_speed());
         return;
       }
       case TaskKind::collective: {
@@ -215,7 +230,19 @@ class Simulation {
           sms = sg4::this_actor::exec_init(1e30)->set_bound(std::min(1.0, static_cast<double>(plan.sms) / sm_count) *
                                                            host->get_speed());
         if (sms) sms->start();
+        // Every member needs data from every other: no one is done before the last arrives, nor
+        // (all-to-all) before the busiest port has delivered, which every member receives a
+        // share from. The full fidelity's aggregated transfers alone couple only ring neighbours.
+        const bool full = opt_.fidelity == platform::Fidelity::full;
+        sg4::Barrier* group_barrier = nullptr;
+        if (full) {
+          sg4::BarrierPtr& b = g.barriers[stream_index][static_cast<int>(t.group)];
+          if (!b) b = barrier(group, tag);
+          group_barrier = b.get();
+          group_barrier->wait();
+        }
         platform::run_load(*platform_, group, plan.load, g.rank, tag);
+        if (full && t.collective == platform::CollectiveKind::all_to_all) group_barrier->wait();
         if (sms) sms->cancel();
         return;
       }
@@ -227,7 +254,6 @@ class Simulation {
         }
         if (t.bytes > 0) sg4::Comm::sendto(host, platform_->host(peer), static_cast<uint64_t>(t.bytes));
         Gpu& to = gpus_[index_of_[peer]];
-        std::unique_lock<sg4::Mutex> lock(*to.mutex);
         to.arrived[t.message.id] = 1;
         wake(to, (*to.message_waiters)[t.message.id]);
         return;
@@ -239,7 +265,10 @@ class Simulation {
   // dispatcher for an EP exchange. Planned once per distinct collective.
   const PlannedCollective& planned(Gpu& g, const Task& t, const platform::Group& group) {
     const bool ep = t.group == workload::GroupRole::ep && t.ep_token_bytes > 0;
-    const PlanKey key{static_cast<int>(t.group), static_cast<int>(t.collective), t.bytes, t.ep_tokens,
+    // Routed-load imbalance: this rank's share of the EP tokens (or bytes) of this exchange.
+    const double load = variation_->ep_load_factor(g.rank, t);
+    const double bytes = t.bytes * load, tokens = t.ep_tokens * load;
+    const PlanKey key{static_cast<int>(t.group), static_cast<int>(t.collective), bytes, tokens,
                       t.ep_token_bytes, t.ep_combine_kernel};
     auto it = g.plans.find(key);
     if (it != g.plans.end()) return it->second;
@@ -248,7 +277,7 @@ class Simulation {
     if (ep) {
       platform::EpExchangeRequest r = ep_request_;
       r.kernel = t.ep_combine_kernel ? platform::EpKernel::combine : platform::EpKernel::dispatch;
-      r.tokens = t.ep_tokens;
+      r.tokens = tokens;
       r.token_bytes = t.ep_token_bytes;
       const platform::EpExchangePlan e = platform::plan_ep_exchange(topo, group, r, g.rank);
       p.load = e.load;
@@ -256,7 +285,7 @@ class Simulation {
       p.copies_per_token = e.copies_per_token;
       p.domains_per_token = e.domains_per_token;
     } else {
-      const platform::CollectivePlan c = platform::plan_collective(topo, t.collective, group, t.bytes, g.rank);
+      const platform::CollectivePlan c = platform::plan_collective(topo, t.collective, group, bytes, g.rank);
       p.load = c.load;
       p.sms = c.channels;
     }
@@ -275,12 +304,25 @@ class Simulation {
     }
   }
 
+  // One reusable barrier per (group, stream tag): members of a group issue its collectives in
+  // the same order on the same stream.
+  sg4::BarrierPtr barrier(const platform::Group& group, const std::string& tag) {
+    std::string key = tag;
+    key.append("/").append(std::to_string(group.ranks.front()));
+    auto it = barriers_.find(key);
+    if (it == barriers_.end())
+      it = barriers_.emplace(std::move(key), sg4::Barrier::create(static_cast<unsigned>(group.ranks.size()))).first;
+    return it->second;
+  }
+
   const Scenario& s_;
   const plan::Layout& l_;
   const workload::StepProgram& prog_;
   Options opt_;
   platform::EpExchangeRequest ep_request_;
   std::unique_ptr<platform::Platform> platform_;
+  std::unique_ptr<workload::Variation> variation_;
+  std::unordered_map<std::string, sg4::BarrierPtr> barriers_;
   std::vector<Gpu> gpus_;
   std::vector<int> index_of_;
   std::vector<std::vector<std::uint8_t>> dependents_, message_waiters_;

@@ -23,48 +23,78 @@ Op gemm(std::string name, double m, double k, double n, std::string module, bool
   return op;
 }
 
+// An HBM-bound kernel. Its backward, by default, moves the same bytes (the gradient through a
+// permute, cast, RoPE, lookup or loss) in twice the launches; kernels whose backward differs say so.
 Op memory(std::string name, double bytes, std::string module, int kernels = 1) {
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::memory;
   op.bytes = bytes;
+  op.backward_bytes = bytes;
   op.module = std::move(module);
   op.model_flops = false;
   op.kernels = kernels;
+  op.backward_kernels = 2 * kernels;
   return op;
 }
 
-bool low_precision_run(const Shard& s) { return s.precision != Precision::bf16; }
-
 enum class QuantAfter { norm, other };
 
-// Casting a BF16 activation of `elements` to FP8 before a GEMM: read 2 bytes, write 1 (+ scale).
-// Kernels (MLM-G §2.1.2-2.1.5): the cast itself; unfused, two torch.zeros allocations of the
-// row- and column-wise scale buffers (removed with the permute/allocation fusion) and a scale
-// swizzle (fused later); after a norm the whole cast disappears into the norm with cuDNN's
-// fused norm+quantise.
+// Quantising a BF16 activation of `elements` before a GEMM, in the run's recipe. Transformer
+// Engine writes a row-wise copy (for this GEMM) and a column-wise one (saved for the weight
+// gradient) from the same read; the backward quantises the incoming gradient the same way.
+//  - fp8 (per-tensor current scaling): an amax pass, then the scaled cast: two reads.
+//  - fp8_blockwise: one pass, FP32 scales per 1x128 block.
+//  - mxfp8: one pass, E8M0 scales per 32 elements. Unfused (MLM-G §2.1.2-2.1.5) it also
+//    allocates the row- and column-wise scale buffers (two torch.zeros kernels, removed with the
+//    permute/allocation fusion) and swizzles the scales (fused later); after a norm the whole
+//    cast disappears into the norm with cuDNN's fused norm+quantise.
+//  - nvfp4: an amax pass for the per-tensor FP32 scale, then one pass writing E2M1 values with
+//    E4M3 scales per 16 elements; the column-wise copy goes through a 16x16 random Hadamard
+//    transform and gradients are stochastically rounded inside the same cast kernel.
 void add_quantize(std::vector<Op>& ops, const Shard& s, std::string name, double elements,
                   const std::string& module, QuantAfter after = QuantAfter::other) {
-  if (!low_precision_run(s)) return;
-  if (after == QuantAfter::norm && s.fused_quantization) return;
-  const int kernels = 1 + (s.fused_permute ? 0 : 2) + (s.fused_swizzle ? 0 : 1);
-  ops.push_back(memory(std::move(name), elements * (kBf16Bytes + 1.0 + kMxScaleBytesPerElement), module,
-                       kernels));
+  const Precision p = s.precision;
+  if (p == Precision::bf16) return;
+  const double cast = elements * (kBf16Bytes + 2 * quantized_bytes(p));
+  const double amax = elements * kBf16Bytes;
+  switch (p) {
+    case Precision::fp8:
+    case Precision::nvfp4: ops.push_back(memory(std::move(name), amax + cast, module, 2)); break;
+    case Precision::fp8_blockwise: ops.push_back(memory(std::move(name), cast, module, 1)); break;
+    case Precision::mxfp8: {
+      if (after == QuantAfter::norm && s.fused_quantization) return;
+      const int kernels = 1 + (s.fused_permute ? 0 : 2) + (s.fused_swizzle ? 0 : 1);
+      ops.push_back(memory(std::move(name), cast, module, kernels));
+      break;
+    }
+    case Precision::bf16: break;
+  }
 }
 
-// RMSNorm over `elements`: read and write BF16 (the weight is negligible).
+// RMSNorm over `elements`: read and write BF16 (the weight is negligible); the backward reads
+// the input and the incoming gradient and writes the outgoing one.
 Op rmsnorm(std::string name, double elements, std::string module) {
-  return memory(std::move(name), elements * 2 * kBf16Bytes, std::move(module));
+  Op op = memory(std::move(name), elements * 2 * kBf16Bytes, std::move(module));
+  op.backward_bytes = elements * 3 * kBf16Bytes;
+  return op;
 }
 
-// Residual add: read two BF16 tensors, write one.
+// Residual add: read two BF16 tensors, write one. Its backward hands the same gradient to both
+// branches: no kernel.
 Op residual(std::string name, double elements) {
-  return memory(std::move(name), elements * 3 * kBf16Bytes, "residual");
+  Op op = memory(std::move(name), elements * 3 * kBf16Bytes, "residual");
+  op.backward_bytes = 0;
+  op.backward_kernels = 0;
+  return op;
 }
 
-// SwiGLU: read gate and up (2F), write F.
+// SwiGLU: read gate and up (2F), write F; the backward reads gate, up and the gradient (3F) and
+// writes the gate and up gradients (2F).
 Op swiglu(std::string name, double tokens, double ffn, std::string module) {
-  return memory(std::move(name), tokens * 3 * ffn * kBf16Bytes, std::move(module));
+  Op op = memory(std::move(name), tokens * 3 * ffn * kBf16Bytes, std::move(module));
+  op.backward_bytes = tokens * 5 * ffn * kBf16Bytes;
+  return op;
 }
 
 // Causal flash attention over this rank's heads, then the output projection and residual.
@@ -168,7 +198,8 @@ Shard shard_for(const Scenario& sc) {
   s.cross_entropy_fusion = sc.recipe.cross_entropy_fusion;
   s.router_fusion = sc.recipe.router_fusion;
   s.fused_quantization = sc.recipe.fused_quantization;
-  s.fp8_attention = sc.recipe.fp8_attention && sc.training.precision != Precision::bf16;
+  // Transformer Engine's NVFP4 recipe leaves attention unquantised (fp8_dpa = False).
+  s.fp8_attention = sc.recipe.fp8_attention && is_fp8_family(sc.training.precision);
   return s;
 }
 

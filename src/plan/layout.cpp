@@ -327,13 +327,22 @@ Layout make_layout(const Scenario& s) {
             "pipeline_layout must start with the embedding 'E' exactly once");
     require(l_total == 1 && !stages.back().empty() && stages.back().back() == 'L',
             "pipeline_layout must end with the loss 'L' exactly once");
+    // An even split into more virtual stages than it can fill leaves some empty: refused, as
+    // Megatron would build a chunk with no layer (a stage the user did not ask for).
+    if (l.pipeline_layout_generated) {
+      int empty = 0;
+      for (const VirtualStage& v : l.stages) empty += v.layers == 0 && !v.output ? 1 : 0;
+      require(empty == 0, fmt::format("pp*vpp = {}*{} = {} virtual stages for {} transformer layers: the even split "
+                                      "leaves {} of them without a layer; use fewer virtual stages, or give "
+                                      "pipeline_layout", in.pp, in.vpp, n_stages, m.layers, empty));
+    }
   }
 
   if (!problems.empty()) {
     std::string msg = fmt::format("infeasible layout for {} GPUs (tp={} cp={} pp={} vpp={} ep={} "
                                   "etp={}):", s.gpus, in.tp, in.cp, in.pp, in.vpp, in.ep, in.etp);
     for (const auto& p : problems) msg += "\n  - " + p;
-    throw InfeasibleError(msg);
+    throw InfeasibleError(msg, problems);
   }
   return l;
 }

@@ -136,7 +136,7 @@ MemoryBreakdown rank_memory(const Scenario& sc, const Layout& l, int pp_rank) {
     mb.weights_bytes = params * kBf16;
   } else {
     const double quantised = params - mb.params.bf16_only_params;
-    const double copies = 2 * gemm_input_bytes(precision);  // row- and column-wise
+    const double copies = 2 * quantized_bytes(precision);  // row- and column-wise
     mb.weights_bytes = mb.params.bf16_only_params * kBf16 +
                        quantised * ((sc.recipe.fp8_param_gather ? 0 : kBf16) + copies);
   }

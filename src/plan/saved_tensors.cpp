@@ -43,7 +43,7 @@ struct Shape {
     tp = s.layout.tp;
     seq_tokens = tokens / tp;
     low_precision = s.training.precision != Precision::bf16;
-    gemm_in = gemm_input_bytes(s.training.precision);
+    gemm_in = quantized_bytes(s.training.precision);  // TE's column-wise copy for the wgrad
   }
   bool recomputes(const char* module) const { return sc.recipe.recomputes(module); }
   // Flash attention's q, k, v: BF16, or FP8 copies when attention runs in FP8.
@@ -174,16 +174,6 @@ std::string_view to_string(TensorKind k) {
     case TensorKind::logits: return "logits";
   }
   return "?";
-}
-
-double gemm_input_bytes(Precision p) {
-  switch (p) {
-    case Precision::bf16: return kBf16;
-    case Precision::fp8: return 1.0;
-    case Precision::mxfp8: return 1.0 + 1.0 / 32;
-    case Precision::fp4: return 0.5 + 1.0 / 16;
-  }
-  return kBf16;
 }
 
 std::vector<SavedTensor> layer_saved_tensors(const Scenario& sc, bool moe_layer) {

@@ -1,5 +1,5 @@
 // The Engine settings that make SimGrid's flow model match the closed forms
-// (../shared/notes/simgrid.md §4.1): LV08, the default, multiplies latencies by 13.01, scales
+// (SG-CFG in docs/sources.md): LV08, the default, multiplies latencies by 13.01, scales
 // bandwidth by 0.97 and adds 5 % reverse traffic; TCP-gamma caps a flow at gamma / (2 latency).
 #include <xbt/log.h>
 

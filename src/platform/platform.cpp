@@ -13,6 +13,7 @@ std::unique_ptr<Platform> Platform::build(const Topology& topology, Fidelity fid
     throw std::invalid_argument("Platform::build: topology needs gpus > 0 and gpus_per_domain > 0");
   if (topology.nvlink_bytes_per_s <= 0 || topology.nic_bytes_per_s <= 0 || topology.gpu_flop_per_s <= 0)
     throw std::invalid_argument("Platform::build: topology needs positive NVLink, NIC and GPU speeds");
+  check_topology(topology);  // nothing SimGrid would abort on ("The Impossible Did Happen")
   std::unique_ptr<Platform> p(new Platform(topology, fidelity));
   if (fidelity == Fidelity::full)
     p->build_full();

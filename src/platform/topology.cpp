@@ -1,5 +1,8 @@
 #include "moesim/platform/topology.hpp"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -39,7 +42,33 @@ Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, 
   t.nccl.net_efficiency = n.net_efficiency;
   t.nccl.channels = n.channels;
   t.nccl.nvls_channels = n.nvls_channels;
+  check_topology(t);
   return t;
+}
+
+void check_topology(const Topology& t) {
+  // Bounds far outside any machine but inside what SimGrid's double arithmetic handles: rates
+  // up to 1e24 per second (tests idealise free links at 1e18 per GPU), latencies up to a
+  // second (a step is seconds long).
+  constexpr double kMaxRate = 1e24, kMaxLatency_s = 1.0;
+  const auto rate = [&](double v, const char* what, const char* key) {
+    if (!(std::isfinite(v) && v > 0 && v <= kMaxRate))
+      throw TopologyError(fmt::format("{} is {} per second; expected a finite value in (0, {:g}]", what, v, kMaxRate),
+                          key);
+  };
+  const auto latency = [&](double v, const char* what, const char* key) {
+    if (!(std::isfinite(v) && v >= 0 && v <= kMaxLatency_s))
+      throw TopologyError(fmt::format("{} is {} s; expected a finite value in [0, {:g}] s", what, v, kMaxLatency_s), key);
+  };
+  rate(t.gpu_flop_per_s, "the GPU's dense peak (FLOP)", "gpu");
+  rate(t.nvlink_bytes_per_s, "the NVLink bandwidth (bytes)", "nvlink_gbytes_per_s_per_direction");
+  rate(t.nic_bytes_per_s, "the NIC bandwidth (bytes)", "nic_gbits_per_s");
+  rate(t.spine_share_bytes_per_s(), "a GPU's share of the spine (bytes)", "fabric.oversubscription");
+  rate(t.spine_share_bytes_per_s() * t.gpus_per_domain, "a domain's uplink (bytes)", "nic_gbits_per_s");
+  latency(t.nvlink_latency_s, "the NVLink latency", "nvlink_latency_us");
+  latency(t.nic_latency_s, "the NIC latency", "nic_latency_us");
+  latency(t.switch_latency_s, "the switch latency", "fabric.switch_latency_us");
+  latency(t.scaleout_latency_s(), "the scale-out latency (2 NICs, 3 switch hops)", "nic_latency_us");
 }
 
 }  // namespace moesim::platform

@@ -1,6 +1,7 @@
 // Run results as JSON, a terminal table and CSV.
 #include <fmt/format.h>
 
+#include "moesim/report/energy.hpp"
 #include "moesim/report/report.hpp"
 
 namespace moesim::report {
@@ -102,12 +103,34 @@ nlohmann::json run_json(const driver::RunResult& r) {
                  {"microbatches", r.layout.microbatches},
                  {"schedule", plan::to_string(r.layout.schedule)},
                  {"pipeline_layout", r.layout.pipeline_layout}};
+  j["seed"] = s.seed;
+  j["variability"] = {{"gpu_speed_cv", s.variability.gpu_speed_cv},
+                      {"kernel_jitter_cv", s.variability.kernel_jitter_cv},
+                      {"expert_load_sigma", s.variability.expert_load_sigma},
+                      {"force_balanced_routing", s.recipe.force_balanced_routing},
+                      {"capacity_factor", s.recipe.capacity_factor}};
+  j["samples"] = 1;
   j["step_time_s"] = r.metrics.step_time_s;
   j["tflops_per_gpu"] = r.metrics.tflops_per_gpu;
+  j["tflops_per_gpu_ci95"] = nullptr;  // with --samples: [low, high] of the mean's 95 % interval
   j["tokens_per_s_per_gpu"] = r.metrics.tokens_per_s_per_gpu;
   j["mfu"] = r.metrics.mfu;
   j["peak_tflops_per_gpu"] = r.metrics.peak_tflops;
   j["flops_convention"] = "megatron num_floating_point_operations";
+  const StepEnergy e = step_energy(r);
+  j["energy_j_per_step"] = e.total_j();
+  j["tokens_per_kwh"] = e.tokens_per_kwh;
+  j["energy"] = {{"energy_j_per_step", e.total_j()},
+                 {"gpu_energy_j_per_step", e.gpu_j},
+                 {"node_energy_j_per_step", e.node_j},
+                 {"energy_j_per_step_per_gpu", e.j_per_gpu},
+                 {"average_gpu_watts", e.average_gpu_w},
+                 {"tokens_per_kwh", e.tokens_per_kwh},
+                 {"gpu_tokens_per_kwh", e.gpu_tokens_per_kwh},
+                 {"tflops_per_kw_per_gpu", e.tflops_per_kw},
+                 {"cluster_tflops_per_kw", e.cluster_tflops_per_kw},
+                 {"convention", "GPU at tdp_watts while computing, communication_watts while only communication "
+                                "is exposed, idle_watts otherwise; nodes at node_watts_per_gpu (docs/method.md)"}};
   j["breakdown"] = nlohmann::json::array();
   for (const auto& st : r.sim.stages) {
     nlohmann::json b = breakdown_json(st.breakdown);
@@ -152,6 +175,13 @@ std::string run_table(const driver::RunResult& r) {
   out += fmt::format("  MFU                    {:9.1f} %   (of {:.0f} TFLOP/s dense {})\n",
                      100 * r.metrics.mfu, r.metrics.peak_tflops, to_string(s.training.precision));
   out += fmt::format("  step time              {:10.3f} s\n", r.metrics.step_time_s);
+  const StepEnergy e = step_energy(r);
+  out += fmt::format("  energy per step        {:10.2f} MJ   ({:.1f} kJ per GPU; GPUs {:.0f} W on average)\n",
+                     e.total_j() / 1e6, e.j_per_gpu / 1e3, e.average_gpu_w);
+  out += fmt::format("  tokens per kWh         {:10.0f}     (GPUs alone: {:.0f})\n", e.tokens_per_kwh,
+                     e.gpu_tokens_per_kwh);
+  out += fmt::format("  TFLOP/s per kW         {:10.1f}     per GPU; {:.1f} for the cluster with its nodes\n",
+                     e.tflops_per_kw, e.cluster_tflops_per_kw);
   if (s.published && s.published->tflops_per_gpu > 0)
     out += fmt::format("  published              {:10.1f}   ({}, {}; error {:+.1f} %)\n",
                        s.published->tflops_per_gpu, s.published->id, s.published->source,
@@ -211,6 +241,7 @@ nlohmann::json scaling_json(const std::vector<driver::RunResult>& points) {
   for (const auto& p : points) {
     nlohmann::json row = run_json(p);
     row["scaling_efficiency"] = p.metrics.tflops_per_gpu / points.front().metrics.tflops_per_gpu;
+    row["scaling_efficiency_ci95"] = nullptr;
     j.push_back(std::move(row));
   }
   return j;

@@ -26,6 +26,9 @@ const std::vector<Metric> kMetrics = {
     {"max_memory_per_gpu_bytes", "max memory per GPU (GB)", 1e-9, "{:.1f}"},
     {"tokens_per_s_per_gpu", "tokens/s per GPU", 1, "{:.0f}"},
     {"scaling_efficiency", "scaling efficiency (%)", 100, "{:.1f}"},
+    {"energy_j_per_step", "energy per step (MJ)", 1e-6, "{:.2f}"},
+    {"tokens_per_kwh", "tokens per kWh", 1, "{:.0f}"},
+    {"tflops_per_kw", "TFLOP/s per kW per GPU", 1, "{:.1f}"},
     {"compute_s", "  compute (s)", 1, "{:.3f}"},
     {"host_overhead_s", "  host launch overhead (s)", 1, "{:.3f}"},
     {"exposed_ep_dispatch_s", "  exposed EP dispatch (s)", 1, "{:.3f}"},
@@ -74,6 +77,21 @@ std::string shown(const Json& v, const Metric& m) {
   return v.is_number() ? fmt::format(fmt::runtime(m.spec), v.get<double>() * m.scale) : "–";
 }
 
+// A row's 95 % interval of `m` (--samples), or null.
+const Json& interval(const Json& row, const Metric& m) {
+  static const Json none;
+  const std::string key = std::string(m.column) + "_ci95";
+  return row.contains(key) && row[key].is_array() ? row[key] : none;
+}
+
+// The value, with the half-width of its interval when it has one: "1399.5±4.4".
+std::string shown_with_interval(const Json& row, const Metric& m) {
+  const Json& ci = interval(row, m);
+  if (!ci.is_array() || !row[m.column].is_number()) return shown(row[m.column], m);
+  const double half = (ci[1].get<double>() - ci[0].get<double>()) / 2 * m.scale;
+  return shown(row[m.column], m) + "±" + fmt::format(fmt::runtime(m.spec), half);
+}
+
 std::string ratio(const Json& a, const Json& b) {
   if (!a.is_number() || !b.is_number() || a.get<double>() == 0) return "–";
   return fmt::format("{:.3f}", b.get<double>() / a.get<double>());
@@ -95,7 +113,7 @@ std::string detailed(const SweepResult& a, const SweepResult& b, const Json& ra,
   text_line("precision", plain_value(ra["precision"]), plain_value(rb["precision"]));
   text_line("GPUs", plain_value(ra["gpu_count"]), plain_value(rb["gpu_count"]));
   for (const Metric& m : kMetrics)
-    out += fmt::format("  {:<30}{:>14}{:>14}{:>9}\n", m.label, shown(ra[m.column], m), shown(rb[m.column], m),
+    out += fmt::format("  {:<30}{:>14}{:>14}{:>9}\n", m.label, shown_with_interval(ra, m), shown_with_interval(rb, m),
                        ratio(ra[m.column], rb[m.column]));
   text_line("fits in memory", plain_value(ra["fits_in_memory"]), plain_value(rb["fits_in_memory"]));
   return out;
@@ -114,7 +132,7 @@ std::string compact(const SweepResult& a, const SweepResult& b, const Pairing& p
     out += fmt::format("  {:<{}}", point_name(a.axis_columns, *ra), width);
     for (std::size_t i = 0; i < kMainMetrics; ++i) {
       const Metric& m = kMetrics[i];
-      out += fmt::format(" | {:>10}{:>10}{:>9}", shown((*ra)[m.column], m), shown((*rb)[m.column], m),
+      out += fmt::format(" | {:>10}{:>10}{:>9}", shown_with_interval(*ra, m), shown_with_interval(*rb, m),
                          ratio((*ra)[m.column], (*rb)[m.column]));
     }
     out += "\n";
@@ -146,6 +164,10 @@ Json compare_json(const SweepResult& a, const SweepResult& b) {
       const Json& y = (*rb)[m.column];
       const bool ratio_defined = x.is_number() && y.is_number() && x.get<double>() != 0;
       pair[m.column] = {{"a", x}, {"b", y}, {"ratio", ratio_defined ? Json(y.get<double>() / x.get<double>()) : Json(nullptr)}};
+      if (interval(*ra, m).is_array() || interval(*rb, m).is_array()) {
+        pair[m.column]["a_ci95"] = interval(*ra, m);
+        pair[m.column]["b_ci95"] = interval(*rb, m);
+      }
     }
     j["pairs"].push_back(std::move(pair));
   }

@@ -7,12 +7,6 @@ namespace moesim::sweep {
 
 namespace {
 
-std::string md_cell(std::string text) {
-  std::string out;
-  for (char c : text) out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
-  return out;
-}
-
 std::string number(const Json& v, const char* spec, double scale = 1) {
   return v.is_number() ? fmt::format(fmt::runtime(spec), v.get<double>() * scale) : "–";
 }
@@ -43,13 +37,13 @@ std::string result_markdown(const SweepResult& r) {
   if (!r.gpu_column.empty()) out += fmt::format("; {} scaling over `{}`", r.gpu_scaling, r.gpu_column);
   out += ". TFLOP/s: model FLOPs per GPU (Megatron convention); MFU against the precision's dense peak; "
          "efficiency: TFLOP/s per GPU relative to the first GPU count of the same series; memory: the "
-         "fullest GPU against usable HBM (GB).\n\n";
+         "fullest GPU against usable HBM (GB); tokens/kWh: GPUs and the rest of their nodes (docs/method.md).\n\n";
 
   // Numbers right-aligned, names left.
   std::vector<std::pair<std::string, bool>> header{{"#", true}};
   for (const std::string& c : r.axis_columns) header.emplace_back(md_cell(c), false);
   for (const char* c : {"status", "GPUs", "layout", "TFLOP/s/GPU", "tokens/s/GPU", "MFU %", "step (s)",
-                        "efficiency %", "memory (GB)"})
+                        "efficiency %", "memory (GB)", "tokens/kWh"})
     header.emplace_back(c, std::string(c) != "status" && std::string(c) != "layout");
   std::string names = "|", rule = "|";
   for (const auto& [name, right] : header) {
@@ -69,6 +63,7 @@ std::string result_markdown(const SweepResult& r) {
     cells.push_back(number(row["step_time_s"], "{:.3f}"));
     cells.push_back(number(row["scaling_efficiency"], "{:.1f}", 100));
     cells.push_back(memory_cell(row));
+    cells.push_back(number(row["tokens_per_kwh"], "{:.0f}"));
     out += "| " + fmt::format("{}", fmt::join(cells, " | ")) + " |\n";
   }
 

@@ -6,7 +6,9 @@
 #include <map>
 
 #include "moesim/config/error.hpp"
+#include "moesim/batch/result_file.hpp"
 #include "moesim/config/loader.hpp"
+#include "moesim/util/statistics.hpp"
 
 namespace moesim::sweep {
 
@@ -50,11 +52,23 @@ void fill_scaling_efficiency(SweepResult& r) {
   std::map<std::string, const Json*> first_of_series;
   for (Json& row : r.rows) {
     row["scaling_efficiency"] = nullptr;
+    row["scaling_efficiency_ci95"] = nullptr;
     if (!meaningful) continue;
     const Json* ref = first_of_series.emplace(series_values(r, row).dump(), &row).first->second;
     const bool both_ok = has_status(row, kStatusOk) && has_status(*ref, kStatusOk);
-    if (both_ok)
+    if (!both_ok) continue;
+    const Json& samples = row["tflops_per_gpu_samples"];
+    const Json& ref_samples = (*ref)["tflops_per_gpu_samples"];
+    if (samples.is_array() && ref_samples.is_array() && samples.size() == ref_samples.size()) {
+      // Seed k of one size against seed k of the reference: the same cluster, grown.
+      std::vector<double> ratios;
+      for (std::size_t k = 0; k < samples.size(); ++k) ratios.push_back(samples[k].get<double>() / ref_samples[k].get<double>());
+      const util::Interval e = util::interval95(ratios);
+      row["scaling_efficiency"] = e.mean;
+      row["scaling_efficiency_ci95"] = Json::array({e.low, e.high});
+    } else {
       row["scaling_efficiency"] = row["tflops_per_gpu"].get<double>() / (*ref)["tflops_per_gpu"].get<double>();
+    }
   }
 }
 
@@ -104,21 +118,8 @@ SweepResult result_from_json(const Json& j, const std::string& label) {
 }
 
 SweepResult read_result(const fs::path& file_or_dir) {
-  const fs::path file = fs::is_directory(file_or_dir) ? file_or_dir / "sweep.json" : file_or_dir;
-  std::string text;
-  try {
-    text = config::read_text_file(file);
-  } catch (const ConfigError& e) {
-    throw ConfigError(file.string(), "$", "an existing, readable sweep result (sweep.json, or a directory holding one); " +
-                                              e.expected());
-  }
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw ConfigError(file.string(), "$", std::string("well-formed JSON: ") + e.what());
-  }
-  return result_from_json(j, file.string());
+  const batch::ResultFile f = batch::read_result_file(file_or_dir, "sweep.json", "sweep result");
+  return result_from_json(f.json, f.file.string());
 }
 
 }  // namespace moesim::sweep

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 
+#include "moesim/report/energy.hpp"
+#include "moesim/report/samples.hpp"
+#include "moesim/util/statistics.hpp"
+
 namespace moesim::sweep {
 
 namespace {
@@ -14,7 +18,9 @@ const std::vector<std::string> kResultColumns = {
     "step_time_s", "tflops_per_gpu", "tokens_per_s_per_gpu", "mfu",
     "compute_s", "recompute_s", "host_overhead_s", "exposed_ep_dispatch_s", "exposed_ep_combine_s",
     "exposed_tp_s", "exposed_pp_s", "exposed_dp_s", "bubble_s", "optimizer_s",
-    "max_memory_per_gpu_bytes", "usable_memory_per_gpu_bytes", "fits_in_memory", "scaling_efficiency"};
+    "max_memory_per_gpu_bytes", "usable_memory_per_gpu_bytes", "fits_in_memory", "scaling_efficiency",
+    "energy_j_per_step", "tokens_per_kwh", "tflops_per_kw",
+    "scaling_efficiency_ci95", "samples", "step_time_s_ci95", "tflops_per_gpu_ci95", "tflops_per_gpu_samples"};
 
 Json blank_row(const Point& p) {
   Json row;
@@ -96,6 +102,29 @@ Json result_row(const Point& p, const driver::RunResult& r) {
   row["max_memory_per_gpu_bytes"] = max_bytes;
   row["usable_memory_per_gpu_bytes"] = usable_bytes;
   row["fits_in_memory"] = r.fits_in_memory;
+  const report::StepEnergy e = report::step_energy(r);
+  row["energy_j_per_step"] = e.total_j();
+  row["tokens_per_kwh"] = e.tokens_per_kwh;
+  row["tflops_per_kw"] = e.tflops_per_kw;
+  row["samples"] = 1;
+  return row;
+}
+
+Json combined_sample_row(const std::vector<Json>& rows) {
+  for (const Json& row : rows)
+    if (!has_status(row, kStatusOk)) return row;
+  if (rows.size() == 1) return rows.front();
+  Json row = report::mean_document(rows);
+  std::vector<double> steps, tflops;
+  for (const Json& r : rows) {
+    steps.push_back(r["step_time_s"].get<double>());
+    tflops.push_back(r["tflops_per_gpu"].get<double>());
+  }
+  const util::Interval step = util::interval95(steps), rate = util::interval95(tflops);
+  row["samples"] = static_cast<int>(rows.size());
+  row["step_time_s_ci95"] = Json::array({step.low, step.high});
+  row["tflops_per_gpu_ci95"] = Json::array({rate.low, rate.high});
+  row["tflops_per_gpu_samples"] = tflops;
   return row;
 }
 

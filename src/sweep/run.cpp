@@ -6,17 +6,19 @@
 #include "moesim/config/loader.hpp"
 #include "moesim/driver/run.hpp"
 #include "moesim/sweep/point.hpp"
+#include "moesim/sweep/samples.hpp"
 #include "moesim/sweep/worker_pool.hpp"
 
 namespace moesim::sweep {
 
-Json run_point(const Point& p, const SweepOptions& options) {
+Json run_point(const Point& p, const SweepOptions& options, int sample) {
   std::optional<Scenario> s;
   try {
-    s = point_scenario(p, options.configs_dir);
+    s = sample_scenario(point_scenario(p, options.configs_dir), sample);
     driver::RunOptions ro;
     ro.configs_dir = options.configs_dir.string();
     ro.engine.fidelity = options.fidelity;
+    ro.engine.sampled = options.samples > 1;
     return result_row(p, driver::run_scenario(*s, ro));
   } catch (const ConfigError& e) {
     return failed_row(p, kStatusInvalid, e.what(), s ? &*s : nullptr);
@@ -59,23 +61,28 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   result.rows.resize(mine.size());
   // Rows travel from the workers as JSON text; doubles round-trip exactly, so a row is the
   // same whether it was computed here or in a worker.
-  const auto job = [&](int k) { return run_point(mine[static_cast<std::size_t>(k)], options).dump(); };
-  const auto done = [&](int k, const WorkerOutcome& outcome) {
+  const int samples = std::max(1, options.samples);
+  const auto job = [&](int k, int sample) { return run_point(mine[static_cast<std::size_t>(k)], options, sample).dump(); };
+  const auto done = [&](int k, std::vector<std::string>& outputs) {
     const Point& p = mine[static_cast<std::size_t>(k)];
-    Json row;
-    if (outcome.ok) {
-      try {
-        row = Json::parse(outcome.output);
-      } catch (const Json::exception& e) {
-        row = failed_row(p, kStatusError, std::string("unreadable worker result: ") + e.what());
+    std::vector<Json> seeds;
+    for (const std::string& output : outputs) {
+      if (output.rfind(kWorkerFailed, 0) == 0) {
+        seeds.push_back(failed_row(p, kStatusError, output.substr(std::string(kWorkerFailed).size())));
+        continue;
       }
-    } else {
-      row = failed_row(p, kStatusError, outcome.output);
+      try {
+        seeds.push_back(Json::parse(output));
+      } catch (const Json::exception& e) {
+        seeds.push_back(failed_row(p, kStatusError, std::string("unreadable worker result: ") + e.what()));
+      }
     }
+    Json row = combined_sample_row(seeds);
     if (options.on_point) options.on_point(row);
     result.rows[static_cast<std::size_t>(k)] = std::move(row);
   };
-  run_in_workers(static_cast<int>(mine.size()), options.jobs > 0 ? options.jobs : available_cores(), job, done);
+  run_samples_in_workers(static_cast<int>(mine.size()), samples,
+                         options.jobs > 0 ? options.jobs : available_cores(), job, done);
   for (Json& row : rows) result.rows.push_back(std::move(row));
   std::stable_sort(result.rows.begin(), result.rows.end(),
                    [](const Json& a, const Json& b) { return a["index"].get<int>() < b["index"].get<int>(); });

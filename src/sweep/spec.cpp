@@ -24,16 +24,7 @@ class SweepReader : public config::StrictJson {
 
   // Scenario files are named relative to the sweep file; they must exist and parse now.
   ScenarioFile scenario_file(const std::string& name, const std::string& at) const {
-    const fs::path p = fs::path(name).is_absolute() ? fs::path(name) : file_.parent_path() / name;
-    if (!fs::is_regular_file(p))
-      fail(at, fmt::format("a scenario file, relative to the sweep file; got \"{}\" (no such file: {})", name, p.string()));
-    config::read_json_file(p);
-    return ScenarioFile{p.lexically_normal(), name};
-  }
-
-  void check_path(const std::string& path, const std::string& at) const {
-    bool ok = !path.empty() && path.front() != '.' && path.back() != '.' && path.find("..") == std::string::npos;
-    if (!ok) fail(at, "a dotted scenario path such as \"layout.pp\"; got \"" + path + "\"");
+    return sweep::scenario_file(*this, file_, "the sweep file", name, at);
   }
 
   ListedPoint listed_point(const json& p, const std::string& at) const {
@@ -42,13 +33,7 @@ class SweepReader : public config::StrictJson {
     if (p.contains("base")) out.base = scenario_file(string_at(p, "base", at, true), at + ".base");
     out.label = string_at(p, "label", at, false);
     if (out.label.empty() && !out.base.empty()) out.label = out.base.path.stem().string();
-    if (const auto it = p.find("set"); it != p.end()) {
-      if (!it->is_object()) fail(at + ".set", "an object {\"<dotted path>\": <value>, ...}; got " + it->dump());
-      for (const auto& item : it->items()) {
-        check_path(item.key(), at + ".set." + item.key());
-        out.set.emplace_back(item.key(), item.value());
-      }
-    }
+    if (const auto it = p.find("set"); it != p.end()) out.set = field_values(*this, *it, at + ".set");
     return out;
   }
 
@@ -70,7 +55,7 @@ class SweepReader : public config::StrictJson {
     }
     allow_keys(a, at, {"path", "values", "name"});
     out.path = string_at(a, "path", at, true);
-    check_path(out.path, at + ".path");
+    check_scenario_path(*this, out.path, at + ".path");
     out.name = a.contains("name") ? string_at(a, "name", at, true) : out.path;
     if (!a.contains("values")) fail(at + ".values", "a non-empty list of values (required key missing)");
     for (const json& v : array_at(a, "values", at)) out.values.push_back(v);
@@ -101,6 +86,31 @@ void check_columns(const SweepSpec& s, const SweepReader& r) {
 }
 
 }  // namespace
+
+ScenarioFile scenario_file(const config::StrictJson& reader, const fs::path& referencing_file,
+                           const std::string& referencing_role, const std::string& name, const std::string& at) {
+  const fs::path p = fs::path(name).is_absolute() ? fs::path(name) : referencing_file.parent_path() / name;
+  if (!fs::is_regular_file(p))
+    reader.fail(at, fmt::format("a scenario file, relative to {}; got \"{}\" (no such file: {})", referencing_role, name,
+                                p.string()));
+  config::read_json_file(p);
+  return ScenarioFile{p.lexically_normal(), name};
+}
+
+void check_scenario_path(const config::StrictJson& reader, const std::string& path, const std::string& at) {
+  bool ok = !path.empty() && path.front() != '.' && path.back() != '.' && path.find("..") == std::string::npos;
+  if (!ok) reader.fail(at, "a dotted scenario path such as \"layout.pp\"; got \"" + path + "\"");
+}
+
+FieldValues field_values(const config::StrictJson& reader, const json& set, const std::string& at) {
+  if (!set.is_object()) reader.fail(at, "an object {\"<dotted path>\": <value>, ...}; got " + set.dump());
+  FieldValues out;
+  for (const auto& item : set.items()) {
+    check_scenario_path(reader, item.key(), at + "." + item.key());
+    out.emplace_back(item.key(), item.value());
+  }
+  return out;
+}
 
 const char* to_string(GpuScaling s) { return s == GpuScaling::weak ? "weak" : "strong"; }
 

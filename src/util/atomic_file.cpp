@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "moesim/util/temp_files.hpp"
@@ -108,7 +109,14 @@ void write_file_atomically(const fs::path& path, const std::string& content) {
   const int fd = ::mkstemp(name.data());
   if (fd < 0) fail(path, std::strerror(errno));
   const fs::path tmp = name;
-  TempFileGuard guard(tmp);
+  std::optional<TempFileGuard> guard;
+  try {
+    guard.emplace(tmp);
+  } catch (const std::exception& e) {
+    ::close(fd);
+    ::unlink(name.c_str());
+    fail(path, e.what());
+  }
   const mode_t mode = exists ? (st.st_mode & 07777) : new_file_mode();
   bool ok = ::fchmod(fd, mode) == 0 && write_all(fd, content) && ::fsync(fd) == 0;
   const int saved = errno;
@@ -117,7 +125,7 @@ void write_file_atomically(const fs::path& path, const std::string& content) {
   std::error_code ec;
   fs::rename(tmp, target, ec);
   if (ec) fail(path, ec.message());
-  guard.release();
+  guard->release();
 }
 
 }  // namespace moesim::util

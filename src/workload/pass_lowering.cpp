@@ -34,8 +34,21 @@ void PassLowering::compute(std::vector<PassItem>& out, const model::Section& sec
   out.push_back(std::move(item));
 }
 
+void PassLowering::experts(std::vector<PassItem>& out, const model::Section& sec, bool forward, int layer,
+                           const std::string& label, cost::GradPart part, bool beside) const {
+  if (sec.ops.empty()) return;
+  const model::Pass pass = forward ? model::Pass::forward : model::Pass::backward;
+  PassItem item;
+  item.cost = cost::section_cost(sec, pass, s_, cal_, part);
+  item.label = label;
+  item.beside_previous_comm = beside;
+  item.layer = layer;
+  item.routed = true;
+  out.push_back(std::move(item));
+}
+
 void PassLowering::comm(std::vector<PassItem>& out, CollectiveKind kind, GroupRole group,
-                        Activity activity, double bytes, const std::string& label) const {
+                        Activity activity, double bytes, const std::string& label, int layer) const {
   if (bytes <= 0) return;
   PassItem item;
   item.is_comm = true;
@@ -44,11 +57,13 @@ void PassLowering::comm(std::vector<PassItem>& out, CollectiveKind kind, GroupRo
   item.activity = activity;
   item.bytes = bytes;
   item.label = label;
+  item.layer = layer;
   out.push_back(std::move(item));
 }
 
 void PassLowering::ep_exchange(std::vector<PassItem>& out, const model::LayerProgram& p, Activity activity,
-                               double token_bytes, bool combine_kernel, const std::string& label) const {
+                               double token_bytes, bool combine_kernel, const std::string& label,
+                               int layer) const {
   if (p.comm.ep_tokens <= 0 || l_.ep <= 1) return;
   PassItem item;
   item.is_comm = true;
@@ -59,6 +74,7 @@ void PassLowering::ep_exchange(std::vector<PassItem>& out, const model::LayerPro
   item.ep_token_bytes = token_bytes;
   item.ep_combine_kernel = combine_kernel;
   item.label = label;
+  item.layer = layer;
   out.push_back(std::move(item));
 }
 
@@ -76,9 +92,9 @@ void PassLowering::layer_forward(int layer, bool moe, std::vector<PassItem>& out
     return;
   }
   compute(out, p.router, true, name + " router");
-  ep_exchange(out, p, Activity::ep_dispatch, p.comm.ep_dispatch_token_bytes, false, name + " dispatch");
-  compute(out, p.experts, true, name + " experts");
-  ep_exchange(out, p, Activity::ep_combine, p.comm.ep_combine_token_bytes, true, name + " combine");
+  ep_exchange(out, p, Activity::ep_dispatch, p.comm.ep_dispatch_token_bytes, false, name + " dispatch", layer);
+  experts(out, p.experts, true, layer, name + " experts");
+  ep_exchange(out, p, Activity::ep_combine, p.comm.ep_combine_token_bytes, true, name + " combine", layer);
   compute(out, p.unpermute, true, name + " unpermute");
   compute(out, p.shared_experts, true, name + " shared experts");
 }
@@ -97,16 +113,16 @@ void PassLowering::layer_backward(int layer, bool moe, cost::GradPart part, std:
     compute(out, p.unpermute, false, name + " unpermute" + what, part);
     // Gradients travel the combine's path backwards (the dispatch kernel), then the dispatch's
     // (the combine kernel); both in BF16.
-    ep_exchange(out, p, Activity::ep_combine, p.comm.ep_combine_token_bytes, false, name + " combine backward");
+    ep_exchange(out, p, Activity::ep_combine, p.comm.ep_combine_token_bytes, false, name + " combine backward", layer);
     if (s_.recipe.delay_wgrad && part == cost::GradPart::all) {
       // Megatron's delay_wgrad_compute: the expert weight gradients run while the dispatch's
       // backward all-to-all is in flight.
-      compute(out, p.experts, false, name + " experts dgrad", cost::GradPart::data_only);
-      ep_exchange(out, p, Activity::ep_dispatch, p.comm.ep_combine_token_bytes, true, name + " dispatch backward");
-      compute(out, p.experts, false, name + " experts wgrad", cost::GradPart::weight_only, true);
+      experts(out, p.experts, false, layer, name + " experts dgrad", cost::GradPart::data_only);
+      ep_exchange(out, p, Activity::ep_dispatch, p.comm.ep_combine_token_bytes, true, name + " dispatch backward", layer);
+      experts(out, p.experts, false, layer, name + " experts wgrad", cost::GradPart::weight_only, true);
     } else {
-      compute(out, p.experts, false, name + " experts" + what, part);
-      ep_exchange(out, p, Activity::ep_dispatch, p.comm.ep_combine_token_bytes, true, name + " dispatch backward");
+      experts(out, p.experts, false, layer, name + " experts" + what, part);
+      ep_exchange(out, p, Activity::ep_dispatch, p.comm.ep_combine_token_bytes, true, name + " dispatch backward", layer);
     }
     compute(out, p.router, false, name + " router" + what, part);
   }

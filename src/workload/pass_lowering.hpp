@@ -29,7 +29,20 @@ struct PassItem {
   double ep_token_bytes = 0;
   bool ep_combine_kernel = false;
   std::string label;
+  int layer = -1;        // MoE layer of an expert segment or EP collective
+  bool routed = false;   // compute on the tokens routed to this GPU's experts
 };
+
+// What the step builder and the step estimate both need beyond the passes (step_builder.cpp).
+// Bytes of one PP message: a micro-batch's sequence-parallel hidden states (or gradients), BF16.
+double pp_message_bytes(const Scenario& s, const plan::Layout& l);
+// Bytes per parameter the distributed optimizer all-gathers (1 when gathered in FP8, else BF16).
+double param_gather_bytes_per_param(const Scenario& s);
+// Bytes per parameter Megatron's DDP reduce-scatters: the gradient buffer's type (FP32 main
+// gradients unless recipe.main_grad_dtype is bf16).
+double grad_reduce_bytes_per_param(const Scenario& s);
+// The distributed Adam step of pipeline rank `pp_rank` (no dependencies set).
+Task optimizer_task(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal, int pp_rank);
 
 // Lowers passes of one pipeline rank's chunks. Costs of identical layers are computed once.
 class PassLowering {
@@ -50,12 +63,16 @@ class PassLowering {
   void compute(std::vector<PassItem>& out, const model::Section& sec, bool forward,
                const std::string& label, cost::GradPart part = cost::GradPart::all,
                bool beside = false) const;
+  // The experts of MoE layer `layer`: compute on the tokens routed to this GPU, kept apart.
+  void experts(std::vector<PassItem>& out, const model::Section& sec, bool forward, int layer,
+               const std::string& label, cost::GradPart part = cost::GradPart::all,
+               bool beside = false) const;
   void comm(std::vector<PassItem>& out, platform::CollectiveKind kind, GroupRole group,
-            Activity activity, double bytes, const std::string& label) const;
-  // An EP exchange of `p`'s tokens, one copy of `token_bytes` each, by the dispatch or the
-  // combine kernel.
+            Activity activity, double bytes, const std::string& label, int layer = -1) const;
+  // An EP exchange of `p`'s tokens in MoE layer `layer`, one copy of `token_bytes` each, by the
+  // dispatch or the combine kernel.
   void ep_exchange(std::vector<PassItem>& out, const model::LayerProgram& p, Activity activity, double token_bytes,
-                   bool combine_kernel, const std::string& label) const;
+                   bool combine_kernel, const std::string& label, int layer) const;
 
   const Scenario& s_;
   const plan::Layout& l_;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -65,6 +66,15 @@ const char* letter(plan::Pass p) {
     case plan::Pass::weight_grad: return "W";
   }
   return "?";
+}
+
+// The virtual stage whose output a schedule entry's pass takes as input (the previous stage's
+// activations for a forward, the next stage's gradients for a backward or B), -1 for none.
+int input_stage(const plan::Layout& l, int pp_rank, const plan::ScheduleEntry& e) {
+  const int v = l.stage_index(pp_rank, e.chunk);
+  if (e.pass == plan::Pass::forward) return v > 0 ? v - 1 : -1;
+  const bool needs_gradient = e.pass == plan::Pass::backward || e.pass == plan::Pass::input_grad;
+  return needs_gradient && v < l.virtual_stages() - 1 ? v + 1 : -1;
 }
 
 class StepEmitter {
@@ -160,9 +170,7 @@ class StepEmitter {
     const int v = l_.stage_index(r_, e.chunk);
     const bool forward = e.pass == plan::Pass::forward;
     const bool needs_gradient = e.pass == plan::Pass::backward || e.pass == plan::Pass::input_grad;
-    int from = -1;
-    if (forward && v > 0) from = v - 1;
-    if (needs_gradient && v < stages() - 1) from = v + 1;
+    const int from = input_stage(l_, r_, e);
     if (from >= 0) {
       const MessageKey k = key(!forward, e.microbatch, v);
       if (l_.holder(from, e.microbatch).pp_rank == r_) {
@@ -200,6 +208,8 @@ class StepEmitter {
     t.model_flop = item.cost.model_flop;
     t.kernels = item.cost.kernels;
     t.recompute_seconds = item.cost.recompute_seconds;
+    t.layer = static_cast<std::int16_t>(item.layer);
+    t.routed = item.routed;
     return t;
   }
 
@@ -232,6 +242,7 @@ class StepEmitter {
       t.ep_tokens = item.ep_tokens;
       t.ep_token_bytes = item.ep_token_bytes;
       t.ep_combine_kernel = item.ep_combine_kernel;
+      t.layer = static_cast<std::int16_t>(item.layer);
       if (c.last_task >= 0) t.deps.push_back(c.last_task);
       else {
         t.wait_message = c.wait;
@@ -279,9 +290,7 @@ class StepEmitter {
                           forward ? "activations" : "gradients", peer);
     t.peer_pp_rank = static_cast<std::int16_t>(peer);
     t.message = k;
-    // Sequence-parallel hidden states (or their gradients) of the micro-batch, in BF16.
-    t.bytes = static_cast<double>(s_.training.micro_batch) * s_.training.seq_len / l_.cp / l_.tp *
-              s_.model.hidden * kBf16Bytes;
+    t.bytes = pp_message_bytes(s_, l_);
     t.deps.push_back(c.last_task);
     em_.add(std::move(t));
   }
@@ -304,8 +313,7 @@ class StepEmitter {
   // (overlapped with earlier chunks' compute when the stack overlaps the parameter gather).
   void emit_param_gathers() {
     param_gather_.assign(l_.chunks, -1);
-    const double param_bytes = s_.recipe.fp8_param_gather && s_.training.precision != Precision::bf16
-                                   ? 1.0 : kBf16Bytes;
+    const double param_bytes = param_gather_bytes_per_param(s_);
     std::vector<std::int32_t> all;
     for (int c : chunks_by_stage()) {
       const plan::ParamShard p = plan::chunk_params(s_, l_, r_, c);
@@ -336,8 +344,7 @@ class StepEmitter {
     for (int c : order) {
       const plan::ParamShard p = plan::chunk_params(s_, l_, r_, c);
       const int after = s_.recipe.overlap_grad_reduce ? last_gradient_[c] : end_of_backward;
-      // Gradients are reduced in the type of the gradient buffer (FP32 unless reduced in BF16).
-      const double grad_bytes = s_.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
+      const double grad_bytes = grad_reduce_bytes_per_param(s_);
       auto add = [&](GroupRole g, double params, const char* what) {
         Task t = dp_task(fmt::format("chunk {} {} gradient reduce-scatter", c, what),
                          platform::CollectiveKind::reduce_scatter, g, Activity::dp_grad_sync,
@@ -348,27 +355,7 @@ class StepEmitter {
       if (l_.dp * l_.cp > 1 && p.dense_params > 0) add(GroupRole::dp, p.dense_params, "dense");
       if (l_.edp > 1 && p.expert_params > 0) add(GroupRole::edp, p.expert_params, "expert");
     }
-    // Adam on this rank's shard: read gradient, master weight and both moments, write master,
-    // moments and the BF16 parameter; plus one read of the gradients for the norm (clipping).
-    const plan::ParamShard all = plan::param_shard(s_, l_, r_);
-    // (Dualpipe: the states of each stage are sharded over the data-parallel ranks of both copies.)
-    const double shard = (all.dense_params / (l_.dp * l_.cp) + all.expert_params / l_.edp) / l_.param_copies;
-    const double moment = s_.recipe.adam_moment_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
-    const double bytes = shard * (2 * kFp32Bytes + 2 * kFp32Bytes + 4 * moment + kBf16Bytes);
-    Task opt;
-    opt.kind = TaskKind::compute;
-    opt.stream = Stream::compute;
-    opt.activity = Activity::optimizer;
-    opt.phase = Phase::step;
-    opt.label = "optimizer step (distributed Adam)";
-    opt.gpu_seconds = bytes / (s_.system.gpu.hbm_bytes_per_s * cal_.copy_bw_efficiency);
-    // Multi-tensor Adam launches a few kernels per parameter group of each layer.
-    opt.kernels = 4 * (l_.stage(r_, 0).layers + 1) * l_.chunks;
-    // The optimizer runs outside any CUDA graph but the full-iteration one.
-    const double launch = s_.recipe.cuda_graphs == "full_iteration" ? cal_.launch_graph_s
-                          : s_.stack.host_overhead_per_kernel_s > 0 ? s_.stack.host_overhead_per_kernel_s
-                                                                    : cal_.launch_eager_s;
-    opt.seconds = std::max(opt.gpu_seconds, opt.kernels * launch);
+    Task opt = optimizer_task(s_, l_, cal_, r_);
     opt.deps = syncs;
     if (end_of_backward >= 0) opt.deps.push_back(end_of_backward);
     em_.add(std::move(opt));
@@ -390,6 +377,44 @@ class StepEmitter {
 
 }  // namespace
 
+double pp_message_bytes(const Scenario& s, const plan::Layout& l) {
+  // Sequence-parallel hidden states (or their gradients) of the micro-batch, in BF16.
+  return static_cast<double>(s.training.micro_batch) * s.training.seq_len / l.cp / l.tp * s.model.hidden * kBf16Bytes;
+}
+
+double grad_reduce_bytes_per_param(const Scenario& s) {
+  return s.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
+}
+
+double param_gather_bytes_per_param(const Scenario& s) {
+  return s.recipe.fp8_param_gather && s.training.precision != Precision::bf16 ? 1.0 : kBf16Bytes;
+}
+
+Task optimizer_task(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal, int pp_rank) {
+  // Adam on this rank's shard: read gradient, master weight and both moments, write master,
+  // moments and the BF16 parameter; plus one read of the gradients for the norm (clipping).
+  const plan::ParamShard all = plan::param_shard(s, l, pp_rank);
+  // (Dualpipe: the states of each stage are sharded over the data-parallel ranks of both copies.)
+  const double shard = (all.dense_params / (l.dp * l.cp) + all.expert_params / l.edp) / l.param_copies;
+  const double moment = s.recipe.adam_moment_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
+  const double bytes = shard * (2 * kFp32Bytes + 2 * kFp32Bytes + 4 * moment + kBf16Bytes);
+  Task opt;
+  opt.kind = TaskKind::compute;
+  opt.stream = Stream::compute;
+  opt.activity = Activity::optimizer;
+  opt.phase = Phase::step;
+  opt.label = "optimizer step (distributed Adam)";
+  opt.gpu_seconds = bytes / (s.system.gpu.hbm_bytes_per_s * cal.of(s.system.gpu).copy_hbm_efficiency);
+  // Multi-tensor Adam launches a few kernels per parameter group of each layer.
+  opt.kernels = 4 * (l.stage(pp_rank, 0).layers + 1) * l.chunks;
+  // The optimizer runs outside any CUDA graph but the full-iteration one.
+  const double launch = s.recipe.cuda_graphs == "full_iteration" ? cal.launch_graph_s
+                        : s.stack.host_overhead_per_kernel_s > 0 ? s.stack.host_overhead_per_kernel_s
+                                                                 : cal.launch_eager_s;
+  opt.seconds = std::max(opt.gpu_seconds, opt.kernels * launch);
+  return opt;
+}
+
 std::vector<long long> task_counts(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal) {
   const PassLowering lowering(s, l, cal);
   const int stages = l.virtual_stages();
@@ -403,12 +428,15 @@ std::vector<long long> task_counts(const Scenario& s, const plan::Layout& l, con
       tasks += 2 * (dense + expert);  // parameter all-gathers and gradient reduce-scatters
     }
     // Per schedule entry: its pass's items (an empty pass is one idle task), its send onwards
-    // unless the next stage is its own rank's, and an F&B step's marker.
+    // unless the next stage is its own rank's, and an F&B step's marker where the paired pass
+    // waits for a message from another rank.
     std::map<std::pair<int, plan::Pass>, long long> items;
     for (const plan::ScheduleEntry& e : plan::pipeline_schedule(l, r)) {
       auto [it, fresh] = items.try_emplace({e.chunk, e.pass}, 0);
       if (fresh) it->second = static_cast<long long>(std::max<std::size_t>(lowering.lower(r, e.chunk, e.pass).size(), 1));
-      tasks += it->second + (e.paired ? 1 : 0);
+      const int from = input_stage(l, r, e);
+      const bool waits_for_message = from >= 0 && l.holder(from, e.microbatch).pp_rank != r;
+      tasks += it->second + (e.paired && waits_for_message ? 1 : 0);
       if (e.pass == plan::Pass::weight_grad) continue;
       const int to = l.stage_index(r, e.chunk) + (e.pass == plan::Pass::forward ? 1 : -1);
       if (to >= 0 && to < stages && l.holder(to, e.microbatch).pp_rank != r) ++tasks;
@@ -416,6 +444,26 @@ std::vector<long long> task_counts(const Scenario& s, const plan::Layout& l, con
     counts.push_back(tasks);
   }
   return counts;
+}
+
+void check_program(const StepProgram& program) {
+  // A step lasts seconds to hours; 2^62 bytes is beyond any message and still exact as uint64.
+  constexpr double kMaxTask_s = 1e7, kMaxBytes = 4.6e18;
+  for (const RankProgram& rank : program.stages)
+    for (const Task& t : rank.tasks) {
+      const auto bad = [&](const char* what, double v, const std::string& range) {
+        throw std::invalid_argument(fmt::format("pipeline rank {}, task \"{}\": {} is {}; expected {}", rank.pp_rank,
+                                                t.label, what, v, range));
+      };
+      if (!(std::isfinite(t.seconds) && t.seconds >= 0 && t.seconds <= kMaxTask_s))
+        bad("its duration (s)", t.seconds, fmt::format("a finite time in [0, {:g}] s", kMaxTask_s));
+      if (!(std::isfinite(t.bytes) && t.bytes >= 0 && t.bytes <= kMaxBytes))
+        bad("its size (bytes)", t.bytes, fmt::format("a finite size in [0, {:g}] bytes", kMaxBytes));
+      if (!(std::isfinite(t.ep_tokens) && t.ep_tokens >= 0 && t.ep_tokens * t.ep_token_bytes <= kMaxBytes))
+        bad("its routed tokens", t.ep_tokens, fmt::format("a finite count whose copies fit in {:g} bytes", kMaxBytes));
+      if (!(std::isfinite(t.ep_token_bytes) && t.ep_token_bytes >= 0 && t.ep_token_bytes <= kMaxBytes))
+        bad("its token size (bytes)", t.ep_token_bytes, fmt::format("a finite size in [0, {:g}] bytes", kMaxBytes));
+    }
 }
 
 StepProgram build_step(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal) {

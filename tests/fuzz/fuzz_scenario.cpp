@@ -1,4 +1,5 @@
-// libFuzzer harness: a scenario file's bytes through parsing, validation and the layout.
+// libFuzzer harness: a scenario file's bytes through parsing, validation, the layout and the
+// cost and platform setup (fuzz_entry.hpp).
 // Build: cmake -DMOESIM_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ (see scripts/fuzz.sh).
 // Any exception other than ConfigError / InfeasibleError escapes and is reported as a crash.
 //
@@ -69,10 +70,13 @@ json other_type(std::minstd_rand& rng) {
 }
 
 const char* known_key(std::minstd_rand& rng) {
-  static const std::array<const char*, 24> keys = {
+  static const std::array<const char*, 33> keys = {
       "tp", "pp", "vpp", "ep", "etp", "cp", "dp", "gpus_per_domain", "pipeline_layout", "seq_len",
       "global_batch", "micro_batch", "mtp_layers", "gpus", "layers", "experts", "top_k", "max_gpus",
-      "nvlink_domain_gpus", "hbm_gbytes", "base", "gpu", "sources", "published"};
+      "nvlink_domain_gpus", "hbm_gbytes", "base", "gpu", "sources", "published",
+      // magnitudes that reach the cost model and the platform (issue 11)
+      "nic_gbits_per_s", "nvlink_latency_us", "fp8_dense_tflops", "hbm_tbytes_per_s", "eager_launch_gap_us",
+      "sm_gbytes_per_s", "oversubscription", "switch_latency_us", "hidden"};
   return keys[rng() % keys.size()];
 }
 

@@ -80,7 +80,7 @@ for kind in ("systems", "models", "stacks", "hardware"):
 tokens.update(["base", "sources", "*", "E", "L", "t", "m", "|", "(", ")", "*", "Et|", "(tt|)*"])
 tokens.discard("")
 numbers = ["0", "-1", "1", "2147483647", "2147483648", "-2147483648", "1e12", "1e308", "0.5",
-           "4294967296", "18446744073709551616"]
+           "4294967296", "18446744073709551616", "1e306", "1e-308", "1e-300", "-0.5"]
 lines = [f'"{json.dumps(t)[1:-1]}"' for t in sorted(tokens)]
 lines += [f'"{json.dumps(t)[1:-1]}"' for t in ('":', '{"base":"', '":{', '[]', '{}', 'null', 'true', 'false')]
 lines += [f'"{n}"' for n in numbers]

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "moesim/config/loader.hpp"
+#include "moesim/cost/kernel_model.hpp"
+#include "moesim/driver/run.hpp"
 
 namespace moesim::test {
 
@@ -16,6 +18,13 @@ inline Scenario bundled(const std::string& relative) {
 }
 
 inline Scenario record_gb300() { return bundled("scenarios/gb300-256-record.json"); }
+
+// The kernel calibration a run of `s` reads from the bundled configs.
+inline cost::KernelCalibration calibration(const Scenario& s) {
+  driver::RunOptions o;
+  o.configs_dir = configs_dir().string();
+  return cost::load_calibration(driver::calibration_path(s, o));
+}
 
 // A dense model of `layers` identical layers with a tiny vocabulary, so that every pipeline
 // stage does the same work: the textbook setting of pipeline-bubble formulas.
@@ -42,11 +51,13 @@ inline Scenario uniform_dense(int pp, int microbatches, int vpp = 1, int layers_
   s.layout.pipeline_layout = layout + "L";
   s.stack = config::load_stack("megatron-core-baseline", configs_dir());
   s.recipe = s.stack.recipe;
+  s.variability = VariabilitySpec{};  // identical GPUs: the textbook formulas assume them
   s.published.reset();
   return s;
 }
 
-// DeepSeek-V3 cut to a few layers on 64 GB300 GPUs: EP inside one rack, DP across two.
+// DeepSeek-V3 cut to a few layers on 64 GB300 GPUs: EP inside one rack, DP across two. With the
+// system's default variability (identical_gpus() takes it away).
 inline Scenario small_moe(int layers = 4) {
   Scenario s = record_gb300();
   s.name = "small MoE";
@@ -61,6 +72,13 @@ inline Scenario small_moe(int layers = 4) {
   s.layout.gpus_per_domain = 32;
   s.layout.pipeline_layout = "";
   s.published.reset();
+  return s;
+}
+
+// The same scenario with identical GPUs and balanced routing: every rank of a role the same.
+inline Scenario identical_gpus(Scenario s) {
+  s.variability = VariabilitySpec{};
+  s.recipe.force_balanced_routing = true;
   return s;
 }
 

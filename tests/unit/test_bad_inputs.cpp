@@ -68,7 +68,7 @@ std::vector<BadInput> catalogue() {
       {"zero parallel degree", patched({{"layout", {{"tp", 0}}}}), 2, {"$.layout.tp", "got 0 (out of range)"}},
       {"negative bandwidth override",
        patched({{"system", {{"base", "gb300-nvl72"}, {"nvlink_gbytes_per_s_per_direction", -1}}}}), 2,
-       {"$.system.nvlink_gbytes_per_s_per_direction", "> 0; got -1 (out of range)"}},
+       {"$.system.nvlink_gbytes_per_s_per_direction", ">= 1 and <= 100000; got -1 (out of range)"}},
       {"usable HBM above capacity", patched({{"system", {{"base", "gb300-nvl72"}, {"gpu", {{"hbm_usable_gbytes", 300}}}}}}),
        2, {"$.system.gpu.hbm_usable_gbytes", "at most hbm_gbytes"}},
       // Values that do not fit in an int
@@ -76,17 +76,38 @@ std::vector<BadInput> catalogue() {
       {"global batch 2^31", patched({{"training", {{"global_batch", 2147483648LL}}}}), 2,
        {"$.training.global_batch", "fits in 32 bits; got 2147483648"}},
       {"integer above 2^24", patched({{"model", {{"base", "deepseek-v3"}, {"layers", 16777217}}}}), 2,
-       {"$.model.layers: an integer, >= 1 and <= 16777216; got 16777217 (out of range)"}},
+       {"$.model.layers: an integer, >= 1 and <= 65536; got 16777217 (out of range)"}},
       {"MTP layers of int's maximum", patched({{"training", {{"mtp_layers", 2147483647}}}}), 2,
-       {"$.training.mtp_layers", "<= 16777216; got 2147483647 (out of range)"}},
+       {"$.training.mtp_layers", "<= 1024; got 2147483647 (out of range)"}},
       {"negative 2^31 + 1", patched({{"layout", {{"pp", -2147483649LL}}}}), 2, {"$.layout.pp", "fits in 32 bits"}},
+      // Magnitudes: every number has a physical range, checked after conversion to SI
+      {"NIC bandwidth 1e306 Gb/s", patched({{"system", {{"base", "gb300-nvl72"}, {"nic_gbits_per_s", 1e306}}}}), 2,
+       {"$.system.nic_gbits_per_s: a number in Gb/s, >= 1 and <= 1000000", "(out of range)"}, {}, "run"},
+      {"NVLink bandwidth 1e-308 GB/s",
+       patched({{"system", {{"base", "gb300-nvl72"}, {"nvlink_gbytes_per_s_per_direction", 1e-308}}}}), 2,
+       {"$.system.nvlink_gbytes_per_s_per_direction", ">= 1 and <= 100000", "(out of range)"}, {}, "run"},
+      {"HBM bandwidth 1e-300 TB/s",
+       patched({{"system", {{"base", "gb300-nvl72"}, {"gpu", {{"hbm_tbytes_per_s", 1e-300}}}}}}), 2,
+       {"$.system.gpu.hbm_tbytes_per_s", ">= 0.1 and <= 1000", "(out of range)"}, {}, "run"},
+      {"NVLink latency 1e308 us", patched({{"system", {{"base", "gb300-nvl72"}, {"nvlink_latency_us", 1e308}}}}), 2,
+       {"$.system.nvlink_latency_us", ">= 0 and <= 1000", "(out of range)"}, {}, "run"},
+      {"FP8 peak 1e-300 TFLOP/s",
+       patched({{"system", {{"base", "gb300-nvl72"}, {"gpu", {{"fp8_dense_tflops", 1e-300}}}}}}), 2,
+       {"$.system.gpu.fp8_dense_tflops", "0, or >= 1 and <= 100000", "(out of range)"}, {}, "run"},
+      {"eager launch gap between -1 and 0", patched({{"stack", {{"base", "megatron-bridge-26.06"},
+                                                                 {"eager_launch_gap_us", -0.5}}}}), 2,
+       {"$.stack.eager_launch_gap_us", "-1, or >= 0 and <= 10000", "got -0.5 (out of range)"}},
+      {"MTP layers 2^24", patched({{"training", {{"mtp_layers", 16777216}}}}), 2,
+       {"$.training.mtp_layers", "<= 1024; got 16777216 (out of range)"}},
+      {"vpp above the layer count", patched({{"layout", {{"vpp", 64}}}}), 3,
+       {"pp*vpp = 2*64 = 128 virtual stages for 61 transformer layers", "without a layer"}},
       // Cross-key rules and references
       {"more GPUs than the system holds", patched({{"gpus", 20000}}), 2,
        {"$.gpus: at most the system's max_gpus (20000 > 10368)"}},
       {"precision without tensor cores", patched({{"system", "hgx-h100"}, {"training", {{"precision", "fp4"}}}}), 2,
-       {"$.training.precision", "a precision the system's GPU has tensor cores for", "has no fp4 peak"}},
+       {"$.training.precision", "a precision the system's GPU has tensor cores for", "has no nvfp4 peak"}},
       {"unknown precision", patched({{"training", {{"precision", "fp16"}}}}), 2,
-       {"$.training.precision: one of bf16, fp8, mxfp8, fp4; got \"fp16\" (not allowed)"}},
+       {"$.training.precision: one of bf16, fp8, fp8_blockwise, mxfp8, nvfp4, fp4; got \"fp16\" (not allowed)"}},
       {"no such config file", patched({{"system", "gb400-nvl72"}}), 2,
        {"$.system", "available: gb200-nvl72", "got \"gb400-nvl72\" (no such file)"}},
       {"a name too long for the file system", patched({{"system", std::string(300, 'g')}}), 2,
@@ -167,7 +188,7 @@ TEST_CASE("missing or unreadable inputs are invalid input (exit 2)", "[bad-input
     const CliResult r = run_cli({"run", record.string(), "--configs", tree.configs().string(), "-o", target},
                                 tree.root());
     CHECK(r.code == 2);
-    CHECK_THAT(r.err, Contains("calibration/h200-kernels.json: $: an existing, readable JSON file"));
+    CHECK_THAT(r.err, Contains("calibration/kernels.json: $: an existing, readable JSON file"));
   }
   SECTION("no subcommand") {
     const CliResult r = run_cli({}, tree.root());

@@ -103,7 +103,7 @@ TEST_CASE("a value out of range says the range", "[config]") {
   tree.write("configs/hardware/negative.json", gpu.dump(2));
   const auto e = config_error([&] { config::load_gpu("negative", tree.configs()); });
   CHECK(e.json_path() == "$.hbm_gbytes");
-  CHECK_THAT(e.expected(), Contains("> 0"));
+  CHECK_THAT(e.expected(), Contains(">= 1 and <= 100000"));
   CHECK_THAT(e.expected(), Contains("out of range"));
 
   const auto scenario = write_scenario(tree, "pp0", {{"layout", {{"pp", 0}}}});
@@ -261,10 +261,10 @@ TEST_CASE("scenario checks against the system: GPU count and precision", "[confi
                                                 {"layout", {{"gpus_per_domain", 8}}}});
   const auto p = config_error([&] { config::load_scenario(fp4); });
   CHECK(p.json_path() == "$.training.precision");
-  CHECK_THAT(p.expected(), Contains("H100 SXM has no fp4 peak"));
+  CHECK_THAT(p.expected(), Contains("H100 SXM has no nvfp4 peak"));
 
   const auto bad = write_scenario(tree, "int8", {{"training", {{"precision", "int8"}}}});
-  CHECK_THAT(config_error([&] { config::load_scenario(bad); }).expected(), Contains("one of bf16, fp8, mxfp8, fp4"));
+  CHECK_THAT(config_error([&] { config::load_scenario(bad); }).expected(), Contains("one of bf16, fp8, fp8_blockwise, mxfp8, nvfp4, fp4"));
 
   const auto domain = write_scenario(tree, "domain", {{"layout", {{"gpus_per_domain", 96}}}});
   CHECK(config_error([&] { config::load_scenario(domain); }).json_path() == "$.layout.gpus_per_domain");

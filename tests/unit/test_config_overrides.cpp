@@ -33,7 +33,7 @@ TEST_CASE("a system override changes one figure and keeps the rest", "[config]")
   // Provenance says where an overridden figure comes from; the others keep their source.
   CHECK_THAT(scenario.system.sources.at("nic_gbits_per_s"), Contains("override: patched.json at $.system.nic_gbits_per_s"));
   CHECK_THAT(scenario.system.sources.at("fabric.oversubscription"), Contains("override"));
-  CHECK_THAT(scenario.system.sources.at("nvlink_gbytes_per_s_per_direction"), Contains("hardware.md"));
+  CHECK_THAT(scenario.system.sources.at("nvlink_gbytes_per_s_per_direction"), Contains("NV-GB300:"));
 }
 
 TEST_CASE("a GPU override inside a system override patches the system's own GPU", "[config]") {

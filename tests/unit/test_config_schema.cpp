@@ -1,6 +1,10 @@
 // schema_markdown() documents every key the parser accepts, from the same declarations.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
 #include "config_test_support.hpp"
 #include "moesim/config/loader.hpp"
 
@@ -96,4 +100,30 @@ TEST_CASE("schema_markdown documents every key of the bundled files, with units"
   CHECK_THAT(md, Contains("## Scenario"));
   CHECK_THAT(md, Contains("## Software stack"));
   CHECK_THAT(md, Contains("`training.precision`: a precision the system's GPU has tensor cores for"));
+}
+
+TEST_CASE("Every number key has a physical range at both ends, shown in SI too", "[config]") {
+  const std::string md = config::schema_markdown();
+  std::istringstream lines(md);
+  std::string line;
+  std::vector<std::string> number_keys;
+  while (std::getline(lines, line)) {
+    // | key | type | unit | required / default | allowed | meaning |
+    std::vector<std::string> cells;
+    for (std::size_t start = 2, bar; (bar = line.find(" | ", start)) != std::string::npos; start = bar + 3)
+      cells.push_back(line.substr(start, bar - start));
+    if (cells.size() < 5 || cells[1] != "number") continue;
+    number_keys.push_back(cells[0]);
+    INFO(line);
+    const std::string& allowed = cells[4];
+    CHECK((allowed.find(">= ") != std::string::npos || allowed.find("> ") != std::string::npos));
+    CHECK(allowed.find("<= ") != std::string::npos);
+    const std::string& unit = cells[2];
+    const bool si = unit.empty() || unit == "W" || unit == "TFLOP/s" || unit == "tokens/s";
+    if (!si) CHECK(allowed.find(" to ") != std::string::npos);  // the range after conversion
+  }
+  // The table was read: the keys of the reproducers are among the rows checked.
+  for (const char* reproducer : {"`nic_gbits_per_s`", "`hbm_tbytes_per_s`", "`nvlink_latency_us`",
+                                 "`nvlink_gbytes_per_s_per_direction`", "`fp8_dense_tflops`"})
+    CHECK(std::find(number_keys.begin(), number_keys.end(), reproducer) != number_keys.end());
 }

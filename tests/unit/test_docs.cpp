@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -55,19 +56,12 @@ bool slow(const std::string& command) { return command.find("--fidelity full") !
 // Runs the documented commands for which `wanted` holds; returns how many ran.
 int run_documented(bool (*wanted)(const std::string&)) {
   test::Workspace w;
-  // The sweep subcommand is being written alongside these docs; until it is registered its
-  // commands are reported, not failed.
-  const bool has_sweep = w.run("build/moesim sweep --help") == 0;
   int ran = 0;
   for (const char* doc : {"README.md", "docs/quickstart.md"}) {
     const auto commands = moesim_commands(test::read_text(test::repo() / doc));
     CHECK(!commands.empty());
     for (const std::string& c : commands) {
       if (!wanted(c)) continue;
-      if (!has_sweep && c.rfind("build/moesim sweep", 0) == 0) {
-        WARN("not run, no sweep subcommand yet: " << c);
-        continue;
-      }
       std::string err;
       const auto t0 = std::chrono::steady_clock::now();
       const int code = w.run(c, &err);
@@ -121,4 +115,57 @@ TEST_CASE("Command blocks are found in Markdown", "[docs]") {
   REQUIRE(c.size() == 2);
   CHECK(c[0] == "build/moesim run a.json");
   CHECK(c[1] == "build/moesim plan a.json   # layout");
+}
+
+namespace {
+
+// The body of the first ```<fence> block after `heading` in a Markdown file.
+std::string block_after(const std::string& markdown, const std::string& heading, const std::string& fence) {
+  const auto at = markdown.find(heading);
+  REQUIRE(at != std::string::npos);
+  const auto open = markdown.find("```" + fence + "\n", at);
+  REQUIRE(open != std::string::npos);
+  const auto body = open + fence.size() + 4;
+  const auto close = markdown.find("\n```", body);
+  REQUIRE(close != std::string::npos);
+  return markdown.substr(body, close - body + 1);
+}
+
+std::string with_binary(std::string text) {
+  const std::string from = "build/moesim", to = std::string("'") + MOESIM_BINARY + "'";
+  for (std::size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("The README's CI step runs as written and passes", "[docs][validation]") {
+  const std::string step = block_after(test::read_text(test::repo() / "README.md"), "## Use in CI", "shell");
+  test::Workspace w;
+  const auto script = w.dir() / "ci-step.sh";
+  std::ofstream(script) << with_binary(step);
+  std::string err;
+  const int code = w.run("bash ci-step.sh", &err);
+  INFO(err);
+  CHECK(code == 0);
+  CHECK(std::filesystem::exists(w.dir() / "ci-out" / "validation.md"));
+  CHECK(std::filesystem::exists(w.dir() / "ci-out" / "scaling.csv"));
+  CHECK(std::filesystem::exists(w.dir() / "ci-out" / "sweep" / "sweep.csv"));
+}
+
+TEST_CASE("The GNU parallel line of docs/sweeps.md runs as written", "[docs]") {
+  const std::string doc = test::read_text(test::repo() / "docs" / "sweeps.md");
+  const auto at = doc.find("\nparallel ");
+  REQUIRE(at != std::string::npos);
+  std::string line = doc.substr(at + 1, doc.find('\n', at + 1) - at - 1);
+  line = line.substr(0, line.find("  # docs-test"));
+  test::Workspace w;
+  INFO(line);
+  REQUIRE(w.run("command -v parallel") == 0);  // scripts/setup.sh installs it (Debian package parallel)
+  std::string err;
+  const int code = w.run(with_binary(line), &err);
+  INFO(err);
+  CHECK(code == 0);
+  for (const char* name : {"sweep.json", "sweep.csv", "sweep.md"})
+    CHECK(std::filesystem::exists(w.dir() / "out" / "all" / name));
 }

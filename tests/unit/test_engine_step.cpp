@@ -1,6 +1,8 @@
 // Whole simulated steps: closed forms of pipelines, overlap, fidelity agreement.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "moesim/driver/run.hpp"
 #include "moesim/platform/collective.hpp"
 #include "moesim/platform/ep_dispatch.hpp"
@@ -18,15 +20,16 @@ void free_network(Scenario& s) { s = test::without_network_cost(s); }
 }  // namespace
 
 TEST_CASE("A 1-stage, 1-micro-batch step is the sum of its parts", "[engine]") {
-  Scenario s = test::small_moe(4);
+  Scenario s = test::identical_gpus(test::small_moe(4));
   s.layout.pp = 1;
   s.gpus = 32;  // one EP group, dp 32, edp 1
   s.training.global_batch = 32;
   s.stack = config::load_stack("megatron-core-baseline", test::configs_dir());  // nothing overlaps
   s.recipe = s.stack.recipe;
+  s.recipe.force_balanced_routing = true;
   const plan::Layout l = plan::make_layout(s);
   REQUIRE(l.microbatches == 1);
-  const auto cal = cost::load_calibration(test::configs_dir() / "calibration" / "h200-kernels.json");
+  const auto cal = cost::load_calibration(cost::default_calibration_file(test::configs_dir()));
   const workload::StepProgram prog = workload::build_step(s, l, cal);
   const platform::Topology topo = platform::make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision);
   // Without EP, wgrad or DP overlap every task waits for the one before.
@@ -61,7 +64,18 @@ TEST_CASE("The 1F1B bubble is (p-1)/(m+p-1) when communication is free", "[engin
       const double busy = b.compute_s + b.host_overhead_s;
       const double bubble = r.metrics.step_time_s - busy - b.optimizer_s;
       INFO("p=" << p << " m=" << m);
-      CHECK(bubble / (r.metrics.step_time_s - b.optimizer_s) == Approx(double(p - 1) / (m + p - 1)).epsilon(0.02));
+      // The textbook formula assumes identical stages; here the last one also runs the final
+      // norm, the (tiny) output layer and the loss. With per-micro-batch stage times t_i, 1F1B
+      // takes sum_i t_i + (m - 1) max_i t_i, and stage 0 idles for the rest of it.
+      double sum_t = 0, max_t = 0;
+      for (const auto& st : r.sim.stages) {
+        const double t = (st.breakdown.compute_s + st.breakdown.host_overhead_s) / m;
+        sum_t += t;
+        max_t = std::max(max_t, t);
+      }
+      const double expected = sum_t + (m - 1) * max_t - busy;
+      // With identical stages this is (p - 1)/(m + p - 1) of the step.
+      CHECK(bubble == Approx(expected).epsilon(0.02));
     }
   }
 }
@@ -97,21 +111,24 @@ TEST_CASE("Turning overlap off never makes a step faster", "[engine]") {
     if (off == 1) t.recipe.delay_wgrad = false;
     if (off == 2) t.recipe.overlap_grad_reduce = false;
     if (off == 3) t.recipe.overlap_param_gather = false;
-    INFO("feature turned off: " << off);
+    const double step = run(t).metrics.step_time_s;
+    INFO("feature turned off: " << off << ": " << step << " s against " << all_on << " s");
     // An overlapped gradient reduce-scatter shares NVLink ports with the EP all-to-alls; in this
-    // 4-layer model that contention can cost a hair more than the overlap hides (0.1 %).
-    CHECK(run(t).metrics.step_time_s >= all_on * (1 - 2e-3));
+    // 4-layer model that contention can cost a hair more than the overlap hides (0.1 %). The
+    // other features compete for nothing their absence frees: exact.
+    CHECK(step >= all_on * (1 - (off == 2 ? 2e-3 : 1e-12)));
   }
 }
 
-TEST_CASE("Folded and full fidelity agree on 64 GPUs", "[engine]") {
-  Scenario s = test::small_moe(4);
+TEST_CASE("Folded and full fidelity agree on 64 identical GPUs", "[engine]") {
+  Scenario s = test::identical_gpus(test::small_moe(4));
   s.recipe.ep_overlap = true;
   const auto folded = run(s, platform::Fidelity::folded);
   const auto full = run(s, platform::Fidelity::full);
   CHECK(full.sim.simulated_gpus == 64);
   CHECK(folded.sim.simulated_gpus == 2);
-  CHECK(full.metrics.step_time_s == Approx(folded.metrics.step_time_s).epsilon(0.01));
+  // Symmetric layout: the full simulation moves the folded representative's bytes on every port.
+  CHECK(full.metrics.step_time_s == Approx(folded.metrics.step_time_s).epsilon(1e-9));
 }
 
 TEST_CASE("The breakdown adds up to the step time on every pipeline rank", "[engine]") {
@@ -122,7 +139,10 @@ TEST_CASE("The breakdown adds up to the step time on every pipeline rank", "[eng
 TEST_CASE("Model TFLOP/s never exceed the peak and the report is deterministic", "[engine]") {
   const auto a = run(test::record_gb300());
   CHECK(a.metrics.tflops_per_gpu < a.metrics.peak_tflops);
-  CHECK(a.metrics.mfu > 0.05);
+  // Model TFLOP/s are the step's Megatron FLOPs over the step time (test_metrics_flops.cpp
+  // checks them against the FLOPs per token).
+  CHECK(a.metrics.tflops_per_gpu == Approx(a.metrics.model_flop_per_gpu / a.metrics.step_time_s / 1e12).epsilon(1e-12));
   const auto b = run(test::record_gb300());
   CHECK(a.metrics.step_time_s == b.metrics.step_time_s);
+  CHECK(a.metrics.tflops_per_gpu == b.metrics.tflops_per_gpu);
 }

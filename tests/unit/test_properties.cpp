@@ -41,7 +41,7 @@ driver::RunResult run(const Scenario& s) {
 
 const cost::KernelCalibration& calibration() {
   static const cost::KernelCalibration cal =
-      cost::load_calibration(test::configs_dir() / "calibration" / "h200-kernels.json");
+      cost::load_calibration(cost::default_calibration_file(test::configs_dir()));
   return cal;
 }
 

@@ -75,6 +75,8 @@ inline std::vector<std::string> listing(const std::filesystem::path& dir) {
   return names;
 }
 
+inline std::filesystem::path record_json_path() { return source_dir() / "scenarios" / "gb300-256-record.json"; }
+
 // The bundled record scenario as JSON, to patch.
 inline nlohmann::json record_json() {
   std::ifstream in(source_dir() / "scenarios" / "gb300-256-record.json");

@@ -32,7 +32,10 @@ TEST_CASE("compare of two scenarios shows every metric of the single pair", "[sw
   CHECK(table.find("GB200 NVL72") != std::string::npos);
   CHECK(table.find("GB300 NVL72") != std::string::npos);
   CHECK(table.find("pipeline bubble") != std::string::npos);
+  CHECK(table.find("tokens per kWh") != std::string::npos);  // the energy columns
   const sweep::Json j = sweep::compare_json(a, b);
   REQUIRE(j["pairs"].size() == 1);
-  CHECK(j["pairs"][0]["tflops_per_gpu"]["ratio"].get<double>() > 0);
+  const auto& tflops = j["pairs"][0]["tflops_per_gpu"];
+  CHECK(tflops["a"].get<double>() > 0);
+  CHECK(tflops["ratio"].get<double>() == tflops["b"].get<double>() / tflops["a"].get<double>());
 }

@@ -76,7 +76,7 @@ TEST_CASE("plots: script and data always, images when gnuplot is there", "[sweep
   CHECK_FALSE(missing.drawn);
   CHECK(missing.message.find("gnuplot-nox") != std::string::npos);
   CHECK(std::filesystem::exists(tree.root() / "plot.gp"));
-  CHECK(test::read_text(tree.root() / "plot-series.dat").find("# b\n256 1200.5 100\n") != std::string::npos);
+  CHECK(test::read_text(tree.root() / "plot-series.dat").find("# b\n256 1200.5 100 1200500 1\n") != std::string::npos);
 
   if (!sweep::draw_plots(tree.root(), r).drawn) WARN("gnuplot is not installed: images not checked");
   else

@@ -19,8 +19,8 @@ namespace {
 constexpr double kPublishedEfficiency = 0.985;  // Megatron-Core, DeepSeek-V3 on GB300, 256 -> 1,024 GPUs
 constexpr double kBandLow = 0.97;
 // Above 100 % only by what the distributed optimizer saves as its data-parallel shard shrinks
-// (0.1 % of the step here); straggler losses behind the published 98.5 % are not modelled
-// (docs/validation.md, known gaps).
+// (0.1 % of the step); the default variability (the job waits for its slowest GPU) takes about
+// half a point (docs/validation.md, "Scaling efficiency").
 constexpr double kBandHigh = 1.001;
 constexpr double kMaxDrift = 0.005;             // half a percentage point
 

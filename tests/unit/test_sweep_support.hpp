@@ -74,6 +74,7 @@ inline sweep::SweepResult synthetic_result() {
       row["fits_in_memory"] = true;
       row["compute_s"] = 9.0;
       row["bubble_s"] = 1.0;
+      row["tokens_per_kwh"] = 1000 * points[i].tflops;
     }
     r.rows.push_back(row);
   }

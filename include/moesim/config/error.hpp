@@ -3,8 +3,14 @@
 // and what was expected, so that a user can fix the input without reading code.
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace moesim {
+
+// Messages are for people: a value quoted in one (a 16-million-character pipeline layout, a
+// huge file name) is cut to its first kMaxMessageChars characters and says how much was left out.
+inline constexpr std::size_t kMaxMessageChars = 2000;
+std::string bounded_message(std::string text, std::size_t max_chars = kMaxMessageChars);
 
 class ConfigError : public std::runtime_error {
  public:
@@ -20,7 +26,15 @@ class ConfigError : public std::runtime_error {
 // A layout or memory plan that cannot run: the message explains why, in the user's terms.
 class InfeasibleError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit InfeasibleError(const std::string& message) : std::runtime_error(bounded_message(message)) {}
+  // `problems`: each rule that fails, one sentence each (the message lists them too), for
+  // callers that count failures by rule (a layout search).
+  InfeasibleError(const std::string& message, std::vector<std::string> problems)
+      : std::runtime_error(bounded_message(message)), problems_(std::move(problems)) {}
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  std::vector<std::string> problems_;
 };
 
 }  // namespace moesim

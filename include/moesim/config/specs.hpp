@@ -15,17 +15,38 @@ namespace moesim {
 // configs/hardware/<name>.json
 struct GpuSpec {
   std::string name;                       // e.g. "GB300"
-  double bf16_flop_per_s = 0;             // dense (no 2:4 sparsity)
-  double fp8_flop_per_s = 0;              // dense; also used for mxfp8
-  double fp4_flop_per_s = 0;              // dense; 0 when the GPU has no FP4 tensor cores
+  // Datasheet figures: the dense (no 2:4 sparsity) peaks at the boost clock. They are the MFU
+  // denominators; kernels run at the sustained clock below, not at these.
+  double bf16_flop_per_s = 0;
+  double fp8_flop_per_s = 0;              // also every FP8 flavour (tensorwise, blockwise, MXFP8)
+  double fp4_flop_per_s = 0;              // NVFP4; 0 when the GPU has no FP4 tensor cores
   double hbm_bytes = 0;                   // physical capacity
   double hbm_usable_bytes = 0;            // what training can allocate (driver/context reserve off)
   double hbm_bytes_per_s = 0;             // peak HBM bandwidth
   int sm_count = 0;
   double tdp_w = 0;
+  // What the kernel model runs on (src/cost): the architecture selects the software
+  // efficiencies of configs/calibration/kernels.json; the rest are hardware rates per SM.
+  std::string architecture = "hopper";    // hopper, blackwell, blackwell_ultra
+  double tensor_flop_per_clock_per_sm_bf16 = 0;  // dense
+  double tensor_flop_per_clock_per_sm_fp8 = 0;
+  double tensor_flop_per_clock_per_sm_fp4 = 0;
+  double exp2_per_clock_per_sm = 0;       // special-function unit (MUFU.EX2) throughput
+  double smem_bytes_per_clock_per_sm = 0; // shared-memory bandwidth
+  // The SM clock a large GEMM sustains at the power limit, per tensor-core family: below the
+  // boost clock because a tensor-core-bound GPU runs at its power limit.
+  double sustained_clock_hz_bf16 = 0;
+  double sustained_clock_hz_fp8 = 0;
+  double sustained_clock_hz_fp4 = 0;
+  double idle_w = 0;                      // powered, no kernel running
+  double communication_w = 0;             // only communication kernels and links busy
   std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 
-  double peak_flop_per_s(Precision p) const;
+  double peak_flop_per_s(Precision p) const;         // datasheet, for MFU
+  double tensor_flop_per_clock_per_sm(Precision p) const;  // by tensor-core family
+  double sustained_clock_hz(Precision p) const;             // by tensor-core family
+  // SMs x per-SM rate x sustained clock: the tensor-core rate a perfect mainloop would reach.
+  double sustained_flop_per_s(Precision p) const;
 
   bool operator==(const GpuSpec&) const = default;
 };
@@ -55,6 +76,21 @@ struct NcclSpec {
   bool operator==(const NcclSpec&) const = default;
 };
 
+// How much GPUs of one system differ in speed and how much a kernel's time varies; a system's
+// defaults, which a scenario's "variability" object overrides. Each GPU's kernels take
+// N(1, gpu_speed_cv) times their nominal time for the whole step (manufacturing, power and
+// thermal spread); each kernel on top of that N(1, kernel_jitter_cv), drawn independently.
+struct VariabilitySpec {
+  double gpu_speed_cv = 0;                // persistent per-GPU spread (coefficient of variation)
+  double kernel_jitter_cv = 0;            // independent per-kernel spread
+  // Routed tokens per expert when routing is not force-balanced: an expert's share of the
+  // tokens per step and layer is log-normal with this sigma (the router's own balancing;
+  // defaults from the model), and the tokens of each micro-batch are then drawn from the shares.
+  double expert_load_sigma = 0;
+
+  bool operator==(const VariabilitySpec&) const = default;
+};
+
 // configs/systems/<name>.json
 struct SystemSpec {
   std::string name;                       // e.g. "GB300 NVL72"
@@ -68,6 +104,8 @@ struct SystemSpec {
   FabricSpec fabric;
   NcclSpec nccl;
   int max_gpus = 0;                       // largest cluster the system file describes
+  double node_watts_per_gpu = 0;          // CPUs, NICs, memory, fans, static power, per GPU
+  VariabilitySpec variability;            // gpu_speed_cv and kernel_jitter_cv (expert_load_sigma unused)
   std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 
   bool operator==(const SystemSpec&) const = default;
@@ -98,6 +136,7 @@ struct MoeSpec {
   int moe_layer_freq = 1;                 // every k-th layer after the dense ones is MoE
   int router_groups = 1;                  // n_group: experts split into this many equal groups
   int router_groups_per_token = 0;        // topk_group: groups a token may use; 0 = all
+  double expert_load_sigma = 0;           // log-normal sigma of an expert's token share (VariabilitySpec)
 
   bool operator==(const MoeSpec&) const = default;
 };
@@ -140,6 +179,8 @@ struct RecipeSpec {
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   std::string adam_moment_dtype = "fp32"; // fp32 or bf16
+  bool force_balanced_routing = false;    // moe_router_force_load_balancing: every rank gets the mean load
+  double capacity_factor = 0;             // moe_expert_capacity_factor: tokens beyond it dropped; 0 = dropless
   std::string main_grad_dtype = "fp32";   // gradient buffer: fp32, or bf16 (--grad-reduce-in-bf16)
 
   // Whether `module` (an op's recompute module) is re-run in the backward pass.
@@ -239,6 +280,8 @@ struct Scenario {
   RecipeSpec recipe;                      // the stack's recipe with the scenario's overrides
   TrainingSpec training;
   LayoutSpec layout;
+  VariabilitySpec variability;            // the system's and model's defaults with the scenario's overrides
+  int seed = 1;                           // of every random draw (variability, routing)
   std::optional<Published> published;     // absent: nothing to compare with
 
   bool operator==(const Scenario&) const = default;

@@ -15,7 +15,7 @@ namespace moesim::driver {
 
 struct RunOptions {
   engine::Options engine;
-  std::string calibration_file;  // empty: <configs>/calibration/h200-kernels.json
+  std::string calibration_file;  // empty: <configs>/calibration/kernels.json
   std::string configs_dir;       // used to find the calibration when calibration_file is empty
   bool force = false;            // simulate even when the work estimate exceeds this machine
 };

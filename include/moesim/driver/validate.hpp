@@ -63,6 +63,16 @@ struct ValidationRow {
   RunResult result;
 };
 
+// The record layout's scaling with one variability setting (what each source contributes).
+struct ScalingVariant {
+  std::string label;
+  VariabilitySpec variability;
+  bool force_balanced_routing = true;
+  double step_time_s = 0;      // at from_gpus
+  double efficiency_mid = 0;   // at 2 x from_gpus
+  double efficiency = 0;       // at to_gpus
+};
+
 // Consecutive steps of the GB200 history: published and simulated gain (ratio of throughputs).
 struct HistoryStep {
   int step = 0;
@@ -78,7 +88,9 @@ struct HardwarePair {  // a GB300 and a GB200 run on the same software and preci
 struct ScalingCheck {
   int from_gpus = 0, to_gpus = 0;
   double efficiency = 0;       // per-GPU throughput at to_gpus / at from_gpus
-  double published = 0.985;    // Megatron-Core (seeds)
+  double published = 0.985;    // Megatron-Core, seeds
+  double published_others = 0.97;  // TorchTitan and JAX, seeds (stacks not modelled)
+  std::vector<ScalingVariant> sensitivity;  // the default first
 };
 
 struct ExperimentResult {

@@ -24,6 +24,9 @@ struct SimProgress {
 struct Options {
   platform::Fidelity fidelity = platform::Fidelity::folded;
   bool record_timeline = false;  // keep every task's interval of the observed ranks (for traces)
+  // Folded: take the scenario seed's own slowest GPU instead of the expected one (one sample of
+  // a --samples run); full fidelity always draws every GPU from the seed.
+  bool sampled = false;
   // Progress hook, called about every progress_interval_s of wall time while the simulation
   // runs, and once at its end. It runs in the simulating process, a child of the caller (see
   // simulate()): it shares no memory with the caller and should only write to a descriptor.

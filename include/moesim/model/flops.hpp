@@ -1,6 +1,6 @@
 #pragma once
 // Model FLOPs in Megatron-LM's convention (training.py num_floating_point_operations; see
-// ../shared/reference/deepseek_v3.md): every GEMM counts forward + data-gradient + weight-gradient
+// MLM-F in docs/sources.md): every GEMM counts forward + data-gradient + weight-gradient
 // (factor 3) at 2 FLOP per multiply-add; causal core attention counts half the S x S square;
 // MTP layers count when the run has them; recompute, router, norms and element-wise work count
 // nothing. This is what published "model TFLOP/s per GPU" figures divide by.

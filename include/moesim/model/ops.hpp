@@ -33,11 +33,13 @@ struct Op {
   int attention_heads = 0;         // attention: heads on this rank
   int attention_qk_dim = 0;
   int attention_v_dim = 0;
-  double bytes = 0;                // memory kernels: HBM bytes read + written
+  double bytes = 0;                // memory kernels: HBM bytes read + written in the forward
+  double backward_bytes = 0;       // memory kernels: the same in the backward (0: no backward work)
   double bandwidth_scale = 1.0;    // memory kernels: achieved bandwidth relative to a good kernel
   bool low_precision = true;       // GEMM runs in the run's precision (else BF16)
   bool model_flops = true;         // counted by Megatron's convention
   int kernels = 1;                 // kernel launches in the forward pass
+  int backward_kernels = 2;        // memory kernels and attention: launches in the backward
   std::string module;              // recompute module it belongs to (mla_up_proj, moe_act, ...)
 
   double forward_flop() const;     // arithmetic FLOP of the forward pass
@@ -77,8 +79,9 @@ struct Shard {
   int tp = 1, ep = 1, etp = 1, cp = 1;
   int micro_batch = 1;      // sequences
   int seq_len = 4096;
-  Precision precision = Precision::bf16;
-  std::string dispatcher = "alltoall";  // alltoall, deepep, hybridep (ops differ: preprocessing)
+  Precision precision = Precision::bf16;  // the run's GEMM precision and quantisation recipe
+  std::string dispatcher = "alltoall";  // alltoall sends one copy per (token, expert) pair;
+                                        // deepep / hybridep one per (token, destination rank)
   bool fp8_dispatch = false;            // dispatch payload in FP8 (+ scales)
   bool fused_permute = false;
   bool fused_swizzle = false;

@@ -34,11 +34,6 @@ struct SavedTensor {
   double bytes() const { return elements * bytes_per_element; }
 };
 
-// Bytes per element of a GEMM input the recipe keeps for the weight gradient: BF16, or the
-// column-wise quantised copy Transformer Engine saves (FP8: 1; MXFP8: 1 + one E8M0 scale per 32;
-// NVFP4: 0.5 + one E4M3 scale per 16).
-double gemm_input_bytes(Precision p);
-
 // One transformer layer (dense FFN or MoE) under the scenario's precision and recompute list.
 std::vector<SavedTensor> layer_saved_tensors(const Scenario& s, bool moe_layer);
 // The MTP module's own tensors (its norms and eh_proj), besides its layer and output head.

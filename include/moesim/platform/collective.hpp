@@ -1,5 +1,5 @@
 #pragma once
-// Collectives on the platform, in the two fidelities of DESIGN.md §2, and their closed forms.
+// Collectives on the platform, in the two fidelities of docs/method.md ("Platform and engine"), and their closed forms.
 //
 // Every collective is first *planned*: the algorithm NCCL would pick (nccl.hpp) gives, for each
 // member, the bytes it moves through each tier (its NVLink port, its NIC), the rate its transfer

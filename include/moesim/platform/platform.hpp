@@ -5,7 +5,7 @@
 // leaves' uplinks to a non-blocking spine, each shared by its leaf's GPUs (capacity = ports x
 // nic / oversubscription).
 //
-// Two shapes (DESIGN.md §2):
+// Two shapes (docs/method.md, "Platform and engine"):
 //  - full: one host per GPU of the topology;
 //  - folded: one host per listed representative rank (its global rank id), each with its own
 //    NVLink port and NIC, and a private share of the spine (nic / oversubscription), so that a
@@ -32,7 +32,7 @@ namespace moesim::platform {
 enum class Fidelity { folded, full };
 
 // Engine settings under which flow-level transfers equal their closed forms
-// (../shared/notes/simgrid.md §4.1): CM02, no cross-traffic, huge TCP-gamma. Call before build().
+// (SG-CFG in docs/sources.md): CM02, no cross-traffic, huge TCP-gamma. Call before build().
 void configure_engine();
 
 // Creates this process's one Engine (argv {"moesim"}), silences SimGrid's logs below

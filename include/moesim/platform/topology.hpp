@@ -2,6 +2,7 @@
 // The cluster as numbers: how many GPUs, how they group into NVLink domains, and the bandwidth
 // and latency of each tier. Built from a SystemSpec; used by the plan (placement, bottlenecks),
 // the closed forms and the SimGrid platform builder.
+#include <stdexcept>
 #include <string>
 
 #include "moesim/config/specs.hpp"
@@ -58,7 +59,19 @@ struct Topology {
   double scaleout_latency_s() const { return 2 * nic_latency_s + 3 * switch_latency_s; }
 };
 
-// gpus_per_domain = 0 takes the system's whole domain.
+// A topology value SimGrid would refuse or abort on (not finite, not positive, absurdly large),
+// with the system key it comes from.
+struct TopologyError : std::invalid_argument {
+  TopologyError(const std::string& what, std::string key) : std::invalid_argument(what), system_key(std::move(key)) {}
+  std::string system_key;  // e.g. "nic_gbits_per_s", "fabric.switch_latency_us"
+};
+
+// Every speed, bandwidth and latency the platform builder hands to SimGrid, derived ones
+// included (spine share, domain uplink): finite, speeds and bandwidths > 0, latencies >= 0,
+// all within what a double-precision simulation of a step can resolve. Throws TopologyError.
+void check_topology(const Topology& t);
+
+// gpus_per_domain = 0 takes the system's whole domain. Checked with check_topology().
 Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, Precision precision);
 
 }  // namespace moesim::platform

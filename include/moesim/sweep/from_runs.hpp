@@ -13,8 +13,17 @@ namespace moesim::sweep {
 // the efficiency reference.
 SweepResult runs_as_result(const std::vector<driver::RunResult>& runs, bool gpu_series);
 
+// Point `index` of such a result (its "gpus" axis value when `gpu_series`).
+Point series_point(int index, int gpus, bool gpu_series);
+
+// The same from --samples: per point the result rows of its seeds, in seed order.
+SweepResult sampled_rows_as_result(const std::vector<std::vector<Json>>& seed_rows, const std::string& name,
+                                   bool gpu_series);
+
 // The rows with a result ("ok"), as the gates see them; invalid and infeasible points are
-// reported by the sweep's summary, not gated.
+// reported by the sweep's summary, not gated. With --samples the gates see the pessimistic end
+// of each 95 % interval: the low end of TFLOP/s and scaling efficiency, the high end of the step
+// time.
 std::vector<driver::GatePoint> gate_points(const SweepResult& r);
 
 }  // namespace moesim::sweep

@@ -7,14 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "moesim/batch/gnuplot.hpp"
 #include "moesim/sweep/result.hpp"
 
 namespace moesim::sweep {
 
-struct PlotFile {
-  std::string name;     // in the output directory
-  std::string content;
-};
+using batch::PlotFile;
+using batch::PlotOutcome;
 
 // plot.gp, plot-series.dat and plot-breakdown.dat; empty when no point has a result.
 std::vector<PlotFile> plot_files(const SweepResult& r);
@@ -24,11 +23,6 @@ std::vector<std::string> plot_file_names();
 
 // The image files plot.gp draws.
 std::vector<std::string> plot_images();
-
-struct PlotOutcome {
-  bool drawn = false;
-  std::string message;  // what was written, or why nothing was drawn (gnuplot missing, ...)
-};
 
 // Writes plot_files() into `dir` and runs `gnuplot` there. A missing gnuplot is not an error:
 // the outcome says so and how to install it. Throws when gnuplot itself fails.

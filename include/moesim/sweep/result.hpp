@@ -34,7 +34,7 @@ SweepResult empty_result(const SweepSpec& spec, int point_count, const std::opti
 Json series_values(const SweepResult& r, const Json& row);
 
 // Per-GPU throughput of each row relative to the first row of its series: rows equal on every
-// axis but the GPU-count one (DESIGN.md §3). Only on complete results, so that a shard never
+// axis but the GPU-count one (docs/method.md, "Metrics"). Only on complete results, so that a shard never
 // reports a ratio against a different reference than the whole sweep would.
 void fill_scaling_efficiency(SweepResult& r);
 

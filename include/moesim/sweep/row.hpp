@@ -30,6 +30,10 @@ bool is_fixed_column(const std::string& name);  // "index" or a result column
 std::vector<std::string> row_columns(const std::vector<std::string>& axis_columns);
 
 Json result_row(const Point& p, const driver::RunResult& r);
+// One row from the rows of one point's --samples seeds (in seed order): metrics and breakdown
+// averaged, with samples, step_time_s_ci95, tflops_per_gpu_ci95 ([low, high] of the 95 %
+// interval of the mean) and tflops_per_gpu_samples; a failed seed's row stands for the point.
+Json combined_sample_row(const std::vector<Json>& rows);
 // `s`: the point's scenario when it was built before the failure (fills its identity columns).
 Json failed_row(const Point& p, const std::string& status, const std::string& reason,
                 const Scenario* s = nullptr);

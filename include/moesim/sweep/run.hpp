@@ -17,6 +17,7 @@ struct SweepOptions {
   std::optional<Shard> shard;          // absent: every point
   std::filesystem::path configs_dir;   // empty: found from each base scenario
   platform::Fidelity fidelity = platform::Fidelity::folded;
+  int samples = 1;                     // seeds per point (sweep/samples.hpp)
   // Called in this process as each point finishes (completion order): progress, the journal.
   std::function<void(const Json& row)> on_point;
   // Rows of points finished by an earlier, interrupted run (journal.hpp), by point index: used
@@ -33,7 +34,8 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options);
 // becomes a row saying why). Loading only, no simulation: a check before any work.
 std::vector<std::filesystem::path> input_files(const SweepSpec& spec, const SweepOptions& options);
 
-// One point in this process (it forks only for the simulation itself).
-Json run_point(const Point& p, const SweepOptions& options);
+// One point (at sample `sample`: seed + sample) in this process (it forks only for the
+// simulation itself).
+Json run_point(const Point& p, const SweepOptions& options, int sample = 0);
 
 }  // namespace moesim::sweep

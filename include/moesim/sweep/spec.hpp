@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "moesim/config/strict_json.hpp"
+
 namespace moesim::sweep {
 
 // How a GPU-count axis grows the base scenario.
@@ -69,6 +71,17 @@ struct Point {
   GpuScaling scaling = GpuScaling::weak;
   std::vector<std::pair<std::string, nlohmann::json>> axis_values;  // column -> value
 };
+
+// Pieces of the sweep file that a search file shares, read as strictly (errors name the
+// reader's file and `at`):
+// a scenario file named relative to `referencing_file` ("the sweep file": its role in errors);
+// it must exist and be JSON;
+ScenarioFile scenario_file(const config::StrictJson& reader, const std::filesystem::path& referencing_file,
+                           const std::string& referencing_role, const std::string& name, const std::string& at);
+// a dotted scenario path ("layout.pp");
+void check_scenario_path(const config::StrictJson& reader, const std::string& path, const std::string& at);
+// a "set" object {"<dotted path>": <value>, ...}.
+FieldValues field_values(const config::StrictJson& reader, const nlohmann::json& set, const std::string& at);
 
 // Strict, like every configuration reader: unknown keys, wrong types, unreadable base
 // scenarios and clashing column names are ConfigErrors naming the file and the JSON path.

@@ -5,19 +5,19 @@
 #include <string>
 #include <vector>
 
+#include "moesim/batch/table_text.hpp"
 #include "moesim/sweep/result.hpp"
 
 namespace moesim::sweep {
 
-// A cell's text: "" for null, strings as they are, numbers in the shortest form that reads back
-// to the same value, lists and objects as JSON.
-std::string plain_value(const Json& v);
+// Cells are written as every batch output writes them: plain_value (a cell's text), csv_text
+// (RFC 4180 lines), md_cell (a Markdown table cell).
+using batch::csv_text;
+using batch::md_cell;
+using batch::plain_value;
+
 // "label=gb300-bf16, gpus=512": the point's axis values; "point 3" without axes.
 std::string point_name(const std::vector<std::string>& axis_columns, const Json& row);
-
-// Lines of cells, each quoted as RFC 4180 requires (a comma, quote, CR or LF in a cell: the
-// cell in double quotes, its quotes doubled); lines end with LF.
-std::string csv_text(const std::vector<std::vector<std::string>>& rows);
 
 std::string result_json_text(const SweepResult& r);  // sweep.json
 std::string result_csv(const SweepResult& r);        // sweep.csv: every column, RFC 4180 quoting

@@ -45,6 +45,8 @@ struct Task {
   std::int32_t microbatch = -1;
   std::int16_t chunk = -1;          // virtual stage (model chunk) on this rank
   std::string label;                // e.g. "layer 12 attention"
+  std::int16_t layer = -1;          // MoE layer of an expert segment or EP collective, else -1
+  bool routed = false;              // compute whose work is the tokens routed to this GPU's experts
 
   // compute
   double seconds = 0;               // duration on an otherwise idle GPU, host launches included

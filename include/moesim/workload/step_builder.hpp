@@ -17,6 +17,10 @@ namespace moesim::workload {
 // (its size grows with micro-batches x layers; the work estimate must not pay that).
 std::vector<long long> task_counts(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal);
 
+// Every quantity of the program that reaches SimGrid (task durations, bytes, SM fractions) is
+// finite and within range: std::invalid_argument naming the task and the quantity otherwise.
+void check_program(const StepProgram& program);
+
 StepProgram build_step(const Scenario& s, const plan::Layout& l, const cost::KernelCalibration& cal);
 
 }  // namespace moesim::workload

@@ -1,5 +1,7 @@
-// Running gnuplot on the written script. It is optional: without it the sweep still succeeds
-// with its CSV, JSON and Markdown, and says how to get the plots.
+// Running gnuplot on the written script. It is optional: without it a sweep or a search still
+// succeeds with its CSV, JSON and Markdown, and says how to get the plots.
+#include "moesim/batch/gnuplot.hpp"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,10 +12,9 @@
 #include <fmt/format.h>
 
 #include "moesim/platform/isolated_run.hpp"
-#include "moesim/sweep/plot.hpp"
 #include "moesim/util/atomic_file.hpp"
 
-namespace moesim::sweep {
+namespace moesim::batch {
 
 namespace fs = std::filesystem;
 
@@ -35,24 +36,38 @@ bool on_path(const std::string& program) {
 
 }  // namespace
 
-PlotOutcome draw_plots(const fs::path& dir, const SweepResult& r, const std::string& gnuplot) {
-  const std::vector<PlotFile> files = plot_files(r);
-  if (files.empty()) return {false, "no plots: no point of the sweep has a result"};
+std::string gnuplot_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string png_and_svg(const std::string& stem, const std::string& plot_commands) {
+  return fmt::format("set terminal pngcairo size 960,600 font 'sans,10' noenhanced\nset output '{0}.png'\n{1}"
+                     "set terminal svg size 960,600 font 'sans,10' noenhanced\nset output '{0}.svg'\nreplot\n"
+                     "unset output\n\n",
+                     stem, plot_commands);
+}
+
+PlotOutcome draw_with_gnuplot(const fs::path& dir, const std::vector<PlotFile>& files, const std::string& script,
+                              const std::vector<std::string>& images, const std::string& nothing_to_plot,
+                              const std::string& gnuplot) {
+  if (files.empty()) return {false, nothing_to_plot};
   for (const PlotFile& f : files) util::write_file_atomically(dir / f.name, f.content);
   if (!on_path(gnuplot))
     return {false, fmt::format("no plots drawn: {} was not found on PATH (Debian: apt-get install gnuplot-nox, or "
-                               "scripts/setup.sh); the script is in {}: run `gnuplot plot.gp` there",
-                               gnuplot, dir.string())};
+                               "scripts/setup.sh); the script is in {}: run `gnuplot {}` there",
+                               gnuplot, dir.string(), script)};
   // run_isolated gives the fork, the wait and gnuplot's stderr in the error when it fails.
   platform::run_isolated([&]() -> std::string {
     if (::chdir(dir.c_str()) != 0) throw std::runtime_error("cannot enter " + dir.string() + ": " + std::strerror(errno));
-    ::execlp(gnuplot.c_str(), gnuplot.c_str(), "plot.gp", static_cast<char*>(nullptr));
+    ::execlp(gnuplot.c_str(), gnuplot.c_str(), script.c_str(), static_cast<char*>(nullptr));
     throw std::runtime_error("cannot run " + gnuplot + ": " + std::strerror(errno));
   });
   std::vector<std::string> drawn;
-  for (const std::string& image : plot_images())
+  for (const std::string& image : images)
     if (fs::exists(dir / image)) drawn.push_back(image);
   return {true, fmt::format("plots in {}: {}", dir.string(), fmt::join(drawn, ", "))};
 }
 
-}  // namespace moesim::sweep
+}  // namespace moesim::batch

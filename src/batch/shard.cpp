@@ -1,10 +1,10 @@
-#include "moesim/sweep/shard.hpp"
+#include "moesim/batch/shard.hpp"
 
 #include <stdexcept>
 
 #include "moesim/config/error.hpp"
 
-namespace moesim::sweep {
+namespace moesim::batch {
 
 namespace {
 
@@ -31,4 +31,4 @@ Shard parse_shard(const std::string& text, const std::string& option) {
   return s;
 }
 
-}  // namespace moesim::sweep
+}  // namespace moesim::batch

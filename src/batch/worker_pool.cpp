@@ -1,4 +1,4 @@
-#include "moesim/sweep/worker_pool.hpp"
+#include "moesim/batch/worker_pool.hpp"
 
 #include <poll.h>
 #include <sched.h>
@@ -13,7 +13,7 @@
 #include <iostream>
 #include <stdexcept>
 
-namespace moesim::sweep {
+namespace moesim::batch {
 
 namespace {
 
@@ -47,7 +47,7 @@ struct Worker {
 
 Worker spawn(const std::function<std::string(int)>& job, int index) {
   int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("sweep: pipe failed: ") + std::strerror(errno));
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("workers: pipe failed: ") + std::strerror(errno));
   // Buffered output would otherwise be written twice, once by each process.
   std::cout.flush();
   std::fflush(nullptr);
@@ -55,7 +55,7 @@ Worker spawn(const std::function<std::string(int)>& job, int index) {
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    throw std::runtime_error(std::string("sweep: fork failed: ") + std::strerror(errno));
+    throw std::runtime_error(std::string("workers: fork failed: ") + std::strerror(errno));
   }
   if (pid == 0) {
     ::close(fds[0]);
@@ -68,7 +68,7 @@ Worker spawn(const std::function<std::string(int)>& job, int index) {
 WorkerOutcome reap(Worker& w) {
   int status = 0;
   while (::waitpid(w.pid, &status, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error("sweep: waitpid failed");
+    if (errno != EINTR) throw std::runtime_error("workers: waitpid failed");
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {true, std::move(w.output)};
   if (WIFSIGNALED(status)) return {false, "worker killed by signal " + std::to_string(WTERMSIG(status))};
   return {false, w.output.empty() ? "worker exit status " + std::to_string(WEXITSTATUS(status)) : std::move(w.output)};
@@ -88,7 +88,7 @@ std::vector<WorkerOutcome> run_in_workers(int count, int jobs, const std::functi
     for (const Worker& w : active) fds.push_back({w.fd, POLLIN, 0});
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("sweep: poll failed: ") + std::strerror(errno));
+      throw std::runtime_error(std::string("workers: poll failed: ") + std::strerror(errno));
     }
     // Backwards, so erasing a finished worker leaves the remaining indices valid.
     for (std::size_t i = fds.size(); i-- > 0;) {
@@ -118,4 +118,4 @@ int available_cores() {
   return online > 0 ? static_cast<int>(online) : 1;
 }
 
-}  // namespace moesim::sweep
+}  // namespace moesim::batch

@@ -1,0 +1,29 @@
+#pragma once
+// Energy of one training step, from the time each simulated GPU spends in each state (the
+// engine's breakdown) and the power the GPU draws in it (configs/hardware): at its power limit
+// while it computes (a tensor-core-bound GPU runs at its limit, which is why its clock is the
+// sustained one), at `communication_watts` while only communication is exposed, at `idle_watts`
+// in the pipeline bubble and while it waits for the host to launch kernels. The rest of the
+// node (CPUs, NICs, fans, static power: configs/systems node_watts_per_gpu) draws its power for
+// the whole step.
+#include "moesim/driver/run.hpp"
+
+namespace moesim::report {
+
+struct StepEnergy {
+  double gpu_j = 0;                // every GPU of the cluster, one step
+  double node_j = 0;               // the rest of the nodes, one step
+  double total_j() const { return gpu_j + node_j; }
+  double average_gpu_w = 0;        // per GPU, over the step
+  double j_per_gpu = 0;            // total_j / GPUs
+  double tokens_per_kwh = 0;       // cluster: GPUs and nodes
+  double gpu_tokens_per_kwh = 0;   // GPUs only
+  double tflops_per_kw = 0;        // model TFLOP/s per GPU per kW that GPU draws
+  double cluster_tflops_per_kw = 0;  // model TFLOP/s of the cluster per kW of GPUs and nodes
+};
+
+// Joules one GPU spends in one step with this breakdown.
+double gpu_joules(const engine::Breakdown& b, const GpuSpec& gpu);
+StepEnergy step_energy(const driver::RunResult& r);
+
+}  // namespace moesim::report

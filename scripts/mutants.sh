@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Mutation check: applies one-line mutants (the bugs a simulator like this is most likely to
+# have) one at a time, rebuilds only what changed in a build folder of its own, and runs only the
+# unit tests expected to kill each one. Fails when a mutant survives, when a mutant's code
+# pattern no longer occurs exactly once (a refactor must update the list, not drop a mutant
+# silently), when a mutant does not compile, or when the killing tests fail unmutated.
+#
+# Usage: scripts/mutants.sh [build-dir]   (default build-mutants; -j2 as the machine allows)
+# Each mutant: file @@ exact code text (occurring once) @@ replacement @@ Catch2 test filter.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-mutants}
+jobs=${MUTANTS_JOBS:-2}
+start=$(date +%s)
+
+mutants=$(cat <<'EOF'
+src/workload/step_builder.cpp @@ s.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kFp32Bytes; @@ s.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kBf16Bytes; @@ [bytes]
+src/workload/step_builder.cpp @@ ? 1.0 : kBf16Bytes; @@ ? 1.0 : kFp32Bytes; @@ [bytes]
+src/workload/step_builder.cpp @@ s.training.seq_len / l.cp / l.tp * @@ s.training.seq_len / l.cp * @@ [bytes]
+src/model/ops.cpp @@ p.comm.ep_tokens = routed_tokens; @@ p.comm.ep_tokens = 2 * routed_tokens; @@ [bytes]
+src/model/ops.cpp @@ p.comm.ep_combine_token_bytes = h * kBf16Bytes; @@ p.comm.ep_combine_token_bytes = h * dispatch_elem_bytes; @@ [bytes]
+src/model/ops.cpp @@ p.comm.tp_gather_bytes = T * h * kBf16Bytes; @@ p.comm.tp_gather_bytes = T / s.tp * h * kBf16Bytes; @@ [bytes]
+src/plan/memory.cpp @@ mb.params.expert_params * per_param_state / l.edp) @@ mb.params.expert_params * per_param_state / (l.dp * l.cp)) @@ [memory]
+src/plan/memory.cpp @@ mb.params.dense_params * per_param_state / (l.dp * l.cp) @@ mb.params.dense_params * per_param_state / l.dp @@ [memory]
+src/plan/memory.cpp @@ params * (sc.recipe.main_grad_dtype == "bf16" ? kBf16 : kFp32); @@ params * (sc.recipe.main_grad_dtype == "bf16" ? kBf16 : kBf16); @@ [memory]
+src/plan/memory.cpp @@ const double copies = 2 * quantized_bytes(precision); @@ const double copies = 1 * quantized_bytes(precision); @@ [memory]
+src/plan/schedule.cpp @@ case Pass::input_grad: break; @@ case Pass::input_grad: --held[e.chunk]; weight -= w(e.chunk); break; @@ [schedule],[memory]
+src/plan/memory.cpp @@ chunk_kinds[static_cast<size_t>(c)], peak.per_chunk[static_cast<size_t>(c)]); @@ chunk_kinds[static_cast<size_t>(c)], peak.per_chunk[static_cast<size_t>(l.chunks - 1 - c)]); @@ [memory]
+src/plan/saved_tensors.cpp @@ std::max(1.0, static_cast<double>(a.kv_heads) / s.tp); @@ std::max(1.0, static_cast<double>(a.heads) / s.tp); @@ [memory]
+src/plan/schedule.cpp @@ (chunks - 1) * pp : pp - pp_rank - 1; @@ (chunks - 1) * pp : pp - pp_rank; @@ [schedule]
+src/plan/schedule.cpp @@ int warmup = l.interleaved ? (pp - pp_rank - 1) * 2 @@ int warmup = l.interleaved ? (pp - pp_rank - 1) * 1 @@ [schedule]
+src/cost/kernel_model.cpp @@ c.gpu_seconds = data.seconds + weight.seconds; @@ c.gpu_seconds = data.seconds; @@ [cost]
+src/cost/kernel_model.cpp @@ c.flop = 2 * one; @@ c.flop = one; @@ [cost]
+src/cost/attention.cpp @@ t.flop = backward ? 2.5 * forward_flop : forward_flop; @@ t.flop = backward ? 2.0 * forward_flop : forward_flop; @@ [cost]
+src/cost/section_cost.cpp @@ add(op, model::Pass::forward, GradPart::all, true); @@ (void)op; @@ [cost]
+src/workload/step_builder.cpp @@ if (s_.recipe.ep_overlap) { @@ if (false) { @@ [overlap]
+src/workload/step_builder.cpp @@ s_.recipe.overlap_grad_reduce ? last_gradient_[c] : end_of_backward; @@ s_.recipe.overlap_grad_reduce ? end_of_backward : end_of_backward; @@ [overlap]
+src/model/flops.cpp @@ constexpr double kPasses = 6.0; @@ constexpr double kPasses = 4.0; @@ [model]
+src/driver/run.cpp @@ s.training.seq_len / m.step_time_s / s.gpus; @@ s.training.seq_len / m.step_time_s / s.gpus / 2; @@ [metrics]
+EOF
+)
+
+# The build folder: configured once (ccache when present), then only changed files rebuild.
+if [ ! -f "$build/build.ninja" ]; then
+  launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
+fi
+tests_bin="$build/tests/moesim_tests"
+build_quietly() { ninja -C "$build" -j "$jobs" moesim_tests >"$build/mutant-build.log" 2>&1; }
+
+# Restore the file being mutated whatever happens (failure, Ctrl-C).
+current=""
+backup="$build/mutant-original"
+restore() {
+  if [ -n "$current" ]; then cp "$backup" "$current"; current=""; fi
+}
+trap restore EXIT
+trap 'restore; exit 130' INT TERM
+
+# Every pattern must occur exactly once, before anything is built.
+errors=0
+while IFS= read -r line; do
+  [ -z "$line" ] && continue
+  file=${line%% @@ *}; rest=${line#* @@ }; pattern=${rest%% @@ *}
+  count=$(grep -cF -- "$pattern" "$file" 2>/dev/null || true)
+  if [ "$count" != 1 ]; then
+    echo "mutants: ERROR: '$pattern' occurs ${count:-0} times in $file (expected once): update scripts/mutants.sh"
+    errors=$((errors + 1))
+  fi
+done <<<"$mutants"
+[ "$errors" -eq 0 ] || exit 1
+
+# The killing tests must pass on the unmutated code, or a "kill" means nothing.
+build_quietly || { cat "$build/mutant-build.log"; echo "mutants: ERROR: the unmutated build fails"; exit 1; }
+filters=$(while IFS= read -r line; do [ -n "$line" ] && echo "${line##* @@ }"; done <<<"$mutants" | sort -u | paste -sd, -)
+if ! "$tests_bin" "$filters" >"$build/mutant-tests.log" 2>&1; then
+  tail -40 "$build/mutant-tests.log"
+  echo "mutants: ERROR: the killing tests ($filters) fail without any mutant"
+  exit 1
+fi
+
+total=0; killed=0; survivors=()
+while IFS= read -r line; do
+  [ -z "$line" ] && continue
+  file=${line%% @@ *}; rest=${line#* @@ }
+  pattern=${rest%% @@ *}; rest=${rest#* @@ }
+  replacement=${rest%% @@ *}; filter=${rest##* @@ }
+  total=$((total + 1))
+  cp "$file" "$backup"
+  current=$file
+  content=$(<"$backup")
+  printf '%s\n' "${content/"$pattern"/"$replacement"}" >"$file"
+  t0=$(date +%s)
+  if ! build_quietly; then
+    tail -20 "$build/mutant-build.log"
+    echo "mutants: ERROR: mutant $total ($file: $replacement) does not compile"
+    exit 1
+  fi
+  if timeout 600 "$tests_bin" "$filter" >/dev/null 2>&1; then
+    verdict="SURVIVED"; survivors+=("$file: '$pattern' -> '$replacement' ($filter)")
+  else
+    verdict="killed"; killed=$((killed + 1))
+  fi
+  echo "mutant $total $verdict by $filter in $(( $(date +%s) - t0 )) s: $file: $replacement"
+  restore
+done <<<"$mutants"
+
+build_quietly || true  # leave the build folder matching the sources
+elapsed=$(( $(date +%s) - start ))
+echo "mutants: $killed/$total killed in ${elapsed} s"
+if [ "${#survivors[@]}" -gt 0 ]; then
+  printf 'mutants: SURVIVED: %s\n' "${survivors[@]}"
+  exit 1
+fi

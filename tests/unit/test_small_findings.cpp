@@ -1,0 +1,87 @@
+// The smaller findings of issue 11, each a reproducer: ops on an all-MoE model, --jobs -1, the
+// first scenarios fit in memory, and the plots (hollow does-not-fit points, efficiency axis).
+#include <catch2/catch.hpp>
+
+#include "moesim/config/loader.hpp"
+#include "moesim/plan/layout.hpp"
+#include "moesim/plan/memory.hpp"
+#include "moesim/sweep/plot.hpp"
+#include "test_reliability_cli.hpp"
+#include "test_sweep_support.hpp"
+
+using namespace moesim;
+using Catch::Matchers::Contains;
+using moesim::test::record_json;
+using moesim::test::run_cli;
+using moesim::test::TempTree;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+TEST_CASE("ops shows no dense layer for a model without one", "[small-findings]") {
+  const TempTree tree("ops-all-moe");
+  json s = record_json();
+  s["model"] = "mixtral-8x7b";  // every layer MoE
+  s["system"] = "hgx-h100";
+  s["gpus"] = 8;
+  s["training"] = {{"seq_len", 4096}, {"global_batch", 8}, {"micro_batch", 1}, {"precision", "bf16"}, {"mtp_layers", 0}};
+  s["layout"] = {{"tp", 1}, {"pp", 1}, {"vpp", 1}, {"ep", 8}, {"etp", 1}, {"cp", 1}, {"dp", 0}, {"pipeline_layout", ""}};
+  s.erase("published");
+  s["stack"] = "megatron-core-baseline";
+  const fs::path scenario = tree.write("mixtral.json", s.dump(2));
+  const test::CliResult mixtral = run_cli({"ops", scenario.string()}, tree.root());
+  INFO(mixtral.err);
+  REQUIRE(mixtral.code == 0);
+  CHECK_THAT(mixtral.out, Contains("MoE layer"));
+  CHECK(mixtral.out.find("dense layer") == std::string::npos);
+  // DeepSeek-V3's first three layers are dense: shown.
+  const test::CliResult dsv3 = run_cli({"ops", test::record_json_path().string()}, tree.root());
+  CHECK_THAT(dsv3.out, Contains("dense layer"));
+}
+
+TEST_CASE("A job count of -1 is refused with a short message", "[small-findings]") {
+  const TempTree tree("jobs-negative");
+  const test::CliResult r = run_cli({"sweep", "x.json", "--jobs", "-1"}, tree.root());
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("--jobs"));
+  CHECK(r.err.size() < 200);  // no 309-digit bound
+}
+
+TEST_CASE("The bundled first scenarios fit in memory", "[small-findings]") {
+  // The scenarios docs/quickstart.md starts a user with. deepseek-v3-h800-dualpipe.json is left
+  // out: it reproduces DeepSeek's own run, which the Megatron-style memory model does not fit
+  // (docs/validation.md, its DualPipe table: "fits: no").
+  for (const char* name : {"gb300-256-record.json", "gb200-256.json"}) {
+    INFO(name);
+    const Scenario s = config::load_scenario(test::source_dir() / "scenarios" / name);
+    const plan::Layout l = plan::make_layout(s);
+    for (const plan::MemoryBreakdown& m : plan::memory_per_stage(s, l)) {
+      INFO("pipeline rank " << m.pp_rank << ": " << m.total_bytes() / 1e9 << " of " << m.usable_bytes / 1e9 << " GB");
+      CHECK(m.fits());
+    }
+  }
+}
+
+TEST_CASE("Plots draw points that do not fit hollow, with a legend entry", "[small-findings][sweep]") {
+  sweep::SweepResult r = test::synthetic_result();
+  r.rows[1]["fits_in_memory"] = false;
+  const auto files = sweep::plot_files(r);
+  REQUIRE(files.size() == 3);
+  const std::string& script = files[0].content;
+  CHECK_THAT(script, Contains("pointtype 6") && Contains("does not fit in memory (hollow)"));
+  // Columns: GPUs, TFLOP/s, efficiency, tokens per kWh, fits (0 for this point).
+  const std::string& data = files[1].content;
+  const auto at = data.find("\n512 990 ");
+  REQUIRE(at != std::string::npos);
+  const auto end = data.find('\n', at + 1);
+  CHECK(data.substr(end - 2, 2) == " 0");
+  // Without such a point there is no legend entry for it.
+  const auto all_fit = sweep::plot_files(test::synthetic_result());
+  CHECK(all_fit[0].content.find("does not fit") == std::string::npos);
+}
+
+TEST_CASE("The efficiency axis starts at 90 % unless the data goes lower", "[small-findings][sweep]") {
+  sweep::SweepResult r = test::synthetic_result();  // efficiencies 100 % and 99 %
+  CHECK_THAT(sweep::plot_files(r)[0].content, Contains("set yrange [90:101]"));
+  r.rows[1]["scaling_efficiency"] = 0.82;
+  CHECK_THAT(sweep::plot_files(r)[0].content, Contains("set yrange [75:101]"));
+}
