@@ -1,34 +1,13 @@
 // Run results as JSON, a terminal table and CSV.
 #include <fmt/format.h>
 
+#include "moesim/engine/result_json.hpp"
 #include "moesim/report/energy.hpp"
 #include "moesim/report/report.hpp"
 
 namespace moesim::report {
 
 namespace {
-
-nlohmann::json breakdown_json(const engine::Breakdown& b) {
-  return {{"compute_s", b.compute_s},
-          {"recompute_s", b.recompute_s},
-          {"host_overhead_s", b.host_overhead_s},
-          {"exposed_tp_s", b.exposed_tp_s},
-          {"exposed_ep_dispatch_s", b.exposed_ep_dispatch_s},
-          {"exposed_ep_combine_s", b.exposed_ep_combine_s},
-          {"exposed_pp_s", b.exposed_pp_s},
-          {"exposed_dp_s", b.exposed_dp_s},
-          {"bubble_s", b.bubble_s},
-          {"optimizer_s", b.optimizer_s}};
-}
-
-nlohmann::json traffic_json(const engine::Traffic& t) {
-  return {{"ep_nvlink_bytes", t.ep_nvlink_bytes},
-          {"ep_nic_bytes", t.ep_nic_bytes},
-          {"other_nvlink_bytes", t.other_nvlink_bytes},
-          {"other_nic_bytes", t.other_nic_bytes},
-          {"ep_copies_per_token", t.ep_copies_per_token},
-          {"ep_domains_per_token", t.ep_domains_per_token}};
-}
 
 // Bytes each observed GPU moved per step, by tier and kind: the dispatcher's deduplication shows
 // as fewer NIC bytes per token copy.
@@ -133,14 +112,14 @@ nlohmann::json run_json(const driver::RunResult& r) {
                                 "is exposed, idle_watts otherwise; nodes at node_watts_per_gpu (docs/method.md)"}};
   j["breakdown"] = nlohmann::json::array();
   for (const auto& st : r.sim.stages) {
-    nlohmann::json b = breakdown_json(st.breakdown);
+    nlohmann::json b = st.breakdown;
     b["pp_rank"] = st.pp_rank;
     b["replicas"] = st.replicas;
     j["breakdown"].push_back(std::move(b));
   }
   j["traffic"] = nlohmann::json::array();
   for (const auto& st : r.sim.stages) {
-    nlohmann::json t = traffic_json(st.traffic);
+    nlohmann::json t = st.traffic;
     t["pp_rank"] = st.pp_rank;
     j["traffic"].push_back(std::move(t));
   }
