@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds moesim with AddressSanitizer + UndefinedBehaviorSanitizer (CMake preset "sanitize",
 # folder build-asan) and runs the whole test suite under it: an ASan report or any undefined
-# behaviour (-fno-sanitize-recover) fails the test that hit it.
+# behaviour (-fno-sanitize-recover) fails the test that hit it. The test preset passes
+# tests/asan.supp: one false positive of ASan inside SimGrid's actor contexts (see the file).
 #
 # Usage: scripts/sanitize.sh [quick]
 #   quick      leave out the labels validation and scaling (the published runs: about half of
