@@ -181,11 +181,7 @@ class Simulation {
     }
   }
 
-  bool ready(const Gpu& g, const Task& t) const {
-    for (int d : t.deps)
-      if (!g.done[d]) return false;
-    return t.wait_message.id < 0 || g.arrived[t.wait_message.id];
-  }
+  bool ready(const Gpu& g, const Task& t) const { return ready_after(g, t, -1); }
 
   void stream(Gpu& g, const std::vector<int>& ids, int stream_index) {
     // Collectives of one stream run one after another and every member of a group issues them
@@ -241,7 +237,7 @@ class Simulation {
     return last;
   }
 
-  // Whether `t` is ready once `running` (the task before it on its stream) is done.
+  // Whether `t` is ready once `running` (the task before it on its stream; -1: none) is done.
   bool ready_after(const Gpu& g, const Task& t, int running) const {
     for (int d : t.deps)
       if (!g.done[d] && d != running) return false;
