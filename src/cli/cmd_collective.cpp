@@ -34,6 +34,7 @@ struct Options {
   int topk = 8;
   int groups = 1;
   int topk_groups = 0;
+  std::string algo;  // NCCL_ALGO; empty: NCCL's choice
   std::string dispatcher = "deepep";
   int sms = 24;
   bool fp8 = true;
@@ -94,13 +95,29 @@ double simulated(const Options& o, const platform::Topology& t, const platform::
                                          o.fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded);
 }
 
+// The plan; an algorithm forced by --algo that cannot run this collective is the option's error.
+platform::CollectivePlan forced_plan(const Options& o, const platform::Topology& t, platform::CollectiveKind kind,
+                                     const platform::Group& g, double bytes) {
+  try {
+    return platform::plan_collective(t, kind, g, bytes, 0);
+  } catch (const std::invalid_argument& e) {
+    if (o.algo.empty()) throw;
+    throw CLI::ValidationError("--algo", e.what());
+  }
+}
+
 void run(const Options& o) {
   const auto dir = config::find_configs_dir(std::filesystem::current_path() / "collective", o.configs);
   const SystemSpec system = config::load_system(o.system, dir);
   if (o.ranks < 1 || o.ranks > system.max_gpus)
     throw CLI::ValidationError("--ranks", fmt::format("1..{} GPUs on {}", system.max_gpus, system.name));
-  const platform::Topology t = platform::make_topology(system, o.ranks, o.gpus_per_domain,
-                                                       o.fp8 ? Precision::fp8 : Precision::bf16);
+  platform::Topology t = platform::make_topology(system, o.ranks, o.gpus_per_domain,
+                                                 o.fp8 ? Precision::fp8 : Precision::bf16);
+  if (!o.algo.empty()) {
+    if (!t.nccl.modelled)
+      throw CLI::ValidationError("--algo", fmt::format("{} has no NCCL model (nccl) to force an algorithm of", system.name));
+    t.nccl.forced_algorithm = platform::nccl_algorithm_named(o.algo);
+  }
   platform::Group g;
   for (int r = 0; r < o.ranks; ++r) g.ranks.push_back(r);
   const platform::GroupPlacement where = platform::placement(t, g);
@@ -110,6 +127,7 @@ void run(const Options& o) {
   std::string text;
 
   if (o.op == "ep-dispatch" || o.op == "ep-combine") {
+    if (!o.algo.empty()) throw CLI::ValidationError("--algo", "applies to NCCL collectives, not to " + o.op);
     const StackSpec stack = config::load_stack(o.stack, dir);
     RecipeSpec recipe;
     recipe.dispatcher = o.dispatcher;
@@ -157,7 +175,7 @@ void run(const Options& o) {
     for (double size : parse_sizes(o.sizes)) {
       // nccl-tests' size is the per-rank buffer; an all-to-all sends size / n to each peer.
       const double bytes = kind == platform::CollectiveKind::all_to_all ? size / o.ranks : size;
-      const platform::CollectivePlan p = platform::plan_collective(t, kind, g, bytes, 0);
+      const platform::CollectivePlan p = forced_plan(o, t, kind, g, bytes);
       const double sim = simulated(o, t, g, p.load);
       const double secs = sim >= 0 ? sim : p.seconds;
       const double busbw = platform::bus_bytes_per_s(kind, o.ranks, bytes, secs);
@@ -194,6 +212,8 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--bytes", o->sizes,
                   "NCCL collectives: per-rank buffer sizes, comma-separated, K/M/G = powers of 1024 (nccl-tests' size)")
       ->capture_default_str();
+  cmd->add_option("--algo", o->algo, "NCCL collectives: force this algorithm, as NCCL_ALGO does (default: NCCL's choice)")
+      ->check(CLI::IsMember({"ring", "tree", "nvls", "nvls_tree", "pat"}));
   cmd->add_option("--tokens", o->tokens, "EP: tokens per rank")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--hidden", o->hidden, "EP: hidden size")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--experts", o->experts, "EP: routed experts")->check(CLI::PositiveNumber)->capture_default_str();

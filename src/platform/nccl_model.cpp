@@ -1,6 +1,9 @@
 // NCCL's choice of algorithm and protocol, its latencies and rates (nccl.hpp).
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "collective_load.hpp"
@@ -19,6 +22,13 @@ std::string_view to_string(NcclAlgorithm a) {
     case NcclAlgorithm::p2p: return "p2p";
   }
   return "?";
+}
+
+std::optional<NcclAlgorithm> nccl_algorithm_named(std::string_view name) {
+  for (NcclAlgorithm a : {NcclAlgorithm::ring, NcclAlgorithm::tree, NcclAlgorithm::nvls, NcclAlgorithm::nvls_tree,
+                          NcclAlgorithm::pat, NcclAlgorithm::p2p})
+    if (to_string(a) == name) return a;
+  return std::nullopt;
 }
 
 std::string_view to_string(NcclProtocol p) {
@@ -131,7 +141,39 @@ std::vector<Candidate> candidates(const Topology& t, CollectiveKind kind, const 
       if (modelled && t.nccl.nvls && l.domains > 1) out.push_back({NcclAlgorithm::nvls_tree, NcclProtocol::simple});
       break;
   }
+  if (const auto forced = t.nccl.forced_algorithm) {
+    std::erase_if(out, [&](const Candidate& c) { return c.algorithm != *forced; });
+    if (out.empty())
+      throw std::invalid_argument(std::string("NCCL_ALGO=") + std::string(to_string(*forced)) + " cannot run this " +
+                                  std::string(to_string(kind)) + " (group shape or system)");
+  }
   return out;
+}
+
+// NCCL's NVLS kernels inside one NVSwitch domain (NCCL-KERN: src/device/all_reduce.h,
+// reduce_scatter.h, all_gather.h at v2.30.7) split each channel's warps into stages linked by Simple-protocol
+// FIFOs: an all-reduce scatters its input into the switch's buffers, reduces and multicasts it
+// (multimem), then gathers the result (3 stages); a reduce-scatter scatters and reduces, an
+// all-gather multicasts and gathers (2 stages). A channel walks its share of the buffer in
+// iterations of heads x chunk bytes, and its stages overlap only once iterations follow one
+// another: (iterations + stages - 1) iteration times, the bandwidth time plus (stages - 1)
+// iterations of filling and draining, or every stage in turn when the share is less than one
+// iteration. This is the ramp of NVLS's bus bandwidth from megabytes to gigabytes.
+double nvls_pipeline_fill_s(CollectiveKind kind, const GroupLayout& l, double bytes, int channels,
+                            double bandwidth_s) {
+  if (channels <= 0 || bytes <= 0) return 0;
+  constexpr int kMaxNvlsArity = 32;  // NCCL_MAX_NVLS_ARITY (device.h): heads, one per GPU up to it
+  constexpr double KiB = 1024;
+  const int stages = kind == CollectiveKind::all_reduce ? 3 : 2;
+  const double concurrent_ops = double(channels) * std::min(l.size, kMaxNvlsArity);
+  // NCCL's chunk (enqueue.cc): NCCL_NVLS_CHUNKSIZE 128 KiB, halved below 64, 8 and 2 rounds of
+  // all channels' heads, down to 16 KiB.
+  double chunk = 128 * KiB;
+  if (bytes < 64 * concurrent_ops * chunk) chunk = 64 * KiB;
+  if (bytes < 8 * concurrent_ops * chunk) chunk = 32 * KiB;
+  if (bytes < 2 * concurrent_ops * chunk) chunk = 16 * KiB;
+  const double iterations = bytes / (concurrent_ops * chunk);
+  return (stages - 1) * bandwidth_s / std::max(1.0, iterations);
 }
 
 // Rates and latency of one candidate for one member (bytes and steps from algorithm_load).
@@ -157,6 +199,8 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
   if (load.nvlink_steps > 0) load.nvlink_steps = 1;
   if (load.nic_steps > 0) load.nic_steps = 1;
   load.latency_s = nccl_latency_s(c.algorithm, c.protocol, kind, l.size, l.domains);
+  if (c.algorithm == NcclAlgorithm::nvls)  // NVLink only: its bytes at its rate
+    load.latency_s += nvls_pipeline_fill_s(kind, l, bytes, channels, load.nvlink_bytes / load.nvlink_bytes_per_s);
   return load;
 }
 

@@ -85,3 +85,28 @@ TEST_CASE("The efficiency axis starts at 90 % unless the data goes lower", "[sma
   r.rows[1]["scaling_efficiency"] = 0.82;
   CHECK_THAT(sweep::plot_files(r)[0].content, Contains("set yrange [75:101]"));
 }
+
+TEST_CASE("collective --algo forces NCCL's algorithm, as NCCL_ALGO does, and refuses one that cannot run",
+          "[small-findings]") {
+  const TempTree tree("collective-algo");
+  const std::vector<std::string> base{"collective", "--system", "hgx-h100", "--op", "all-reduce", "--ranks", "8",
+                                      "--bytes", "1M", "--fidelity", "closed", "--format", "json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args, tree.root());
+  };
+  const test::CliResult chosen = with({});
+  REQUIRE(chosen.code == 0);
+  CHECK(json::parse(chosen.out)[0]["algorithm"] != "nvls");  // NCCL's own choice at 1 MiB: a ring
+  const test::CliResult forced = with({"--algo", "nvls"});
+  REQUIRE(forced.code == 0);
+  CHECK(json::parse(forced.out)[0]["algorithm"] == "nvls");
+  const test::CliResult tree_in_one_node = with({"--algo", "tree"});
+  CHECK(tree_in_one_node.code == 2);
+  CHECK_THAT(tree_in_one_node.err, Contains("--algo") && Contains("NCCL_ALGO=tree cannot run this all_reduce"));
+  CHECK(tree_in_one_node.out.empty());
+  const test::CliResult on_ep = run_cli({"collective", "--op", "ep-dispatch", "--algo", "ring"}, tree.root());
+  CHECK(on_ep.code == 2);
+  CHECK_THAT(on_ep.err, Contains("applies to NCCL collectives"));
+}

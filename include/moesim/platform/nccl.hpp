@@ -11,7 +11,9 @@
 //    domains: each member's NIC carries 2 S / k (reduce up, broadcast down);
 //  - NVLS (inside one NVSwitch domain): the switch reduces (multimem.ld_reduce) and multicasts
 //    (multimem.st): an all-reduce moves S (n+1)/n through each port, an all-gather or
-//    reduce-scatter S, in one step;
+//    reduce-scatter S, in one step; its kernel's stages (scatter, reduce, gather) pipeline a
+//    channel's share in iterations of heads x chunk, and the pipeline's fill is paid on top
+//    (nccl_model.cpp);
 //  - NVLS-tree (all-reduce across domains): NVLS inside, a tree of the S/k shards between
 //    domains (one exchange of S/k between two domains, 2 S/k beyond);
 //  - PAT (all-gather, reduce-scatter with one member per domain): the ring's bytes with a
@@ -25,15 +27,17 @@
 // and protocol). NCCL picks, per collective and size, the algorithm and protocol of least
 // predicted time (ncclTopoGetAlgoTime); moesim does the same with these times.
 // A collective holds its channels' CTAs (one SM each) while it runs.
+#include <optional>
 #include <string_view>
 
 #include "moesim/platform/collective.hpp"
 
 namespace moesim::platform {
 
-enum class NcclAlgorithm { ring, tree, nvls, nvls_tree, pat, p2p };
 enum class NcclProtocol { ll, ll128, simple };
 std::string_view to_string(NcclAlgorithm a);
+// The algorithm of that name (ring, tree, nvls, nvls_tree, pat, p2p), as to_string writes it.
+std::optional<NcclAlgorithm> nccl_algorithm_named(std::string_view name);
 std::string_view to_string(NcclProtocol p);
 
 struct CollectivePlan {

@@ -2,6 +2,7 @@
 // The cluster as numbers: how many GPUs, how they group into NVLink domains, and the bandwidth
 // and latency of each tier. Built from a SystemSpec; used by the plan (placement, bottlenecks),
 // the closed forms and the SimGrid platform builder.
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -13,6 +14,8 @@ namespace moesim::platform {
 // reach, the CTAs (SMs) it runs on, and the GPU architecture that selects NCCL's own latency
 // table. The defaults describe an ideal library: no NCCL algorithms but the ring and
 // point-to-point, each at the full link rate with one hop latency per step.
+enum class NcclAlgorithm { ring, tree, nvls, nvls_tree, pat, p2p };
+
 struct NcclParams {
   bool modelled = false;               // false: the ideal library above
   bool blackwell = false;              // NCCL's tables: Hopper (sm90) or Blackwell (sm100)
@@ -22,6 +25,9 @@ struct NcclParams {
   double net_efficiency = 1.0;         // Simple protocol over the NIC, of the NIC
   int channels = 0;                    // CTAs of a ring/tree/p2p collective
   int nvls_channels = 0;               // CTAs of an NVLS collective
+  // NCCL_ALGO: only this algorithm is considered (nccl-tests runs that force one); empty = NCCL's
+  // own choice. A collective it cannot run is an error, as in NCCL.
+  std::optional<NcclAlgorithm> forced_algorithm;
 };
 
 struct Topology {
