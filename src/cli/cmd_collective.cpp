@@ -132,12 +132,12 @@ void run(const Options& o) {
     RecipeSpec recipe;
     recipe.dispatcher = o.dispatcher;
     recipe.dispatcher_sms = o.sms;
-    platform::EpExchangeRequest r = platform::ep_exchange_request(recipe, stack, ModelSpec{});
-    r.kernel = o.op == "ep-dispatch" ? platform::EpKernel::dispatch : platform::EpKernel::combine;
-    r.tokens = o.tokens;
+    const platform::EpKernel kernel = o.op == "ep-dispatch" ? platform::EpKernel::dispatch : platform::EpKernel::combine;
     // FP8 dispatch: one byte per element and one FP32 scale per 128 (DeepEP) or one byte per 32
     // (MXFP8): 1.03125 bytes per element either way. The combine is BF16.
-    r.token_bytes = o.hidden * (r.kernel == platform::EpKernel::dispatch && o.fp8 ? 1.03125 : 2.0);
+    const double token_bytes = o.hidden * (kernel == platform::EpKernel::dispatch && o.fp8 ? 1.03125 : 2.0);
+    platform::EpExchangeRequest r =
+        platform::one_exchange(platform::ep_exchange_request(recipe, stack, ModelSpec{}), kernel, o.tokens, token_bytes);
     r.routing = {o.experts, o.topk, o.groups, o.topk_groups > 0 ? o.topk_groups : o.groups};
     const platform::EpExchangePlan p = platform::plan_ep_exchange(t, g, r, 0);
     const double sim = simulated(o, t, g, p.load);

@@ -310,10 +310,9 @@ class Simulation {
     PlannedCollective p;
     const platform::Topology& topo = platform_->topology();
     if (ep) {
-      platform::EpExchangeRequest r = ep_request_;
-      r.kernel = t.ep_combine_kernel ? platform::EpKernel::combine : platform::EpKernel::dispatch;
-      r.tokens = tokens;
-      r.token_bytes = t.ep_token_bytes;
+      const platform::EpExchangeRequest r = platform::one_exchange(
+          ep_request_, t.ep_combine_kernel ? platform::EpKernel::combine : platform::EpKernel::dispatch, tokens,
+          t.ep_token_bytes);
       const platform::EpExchangePlan e = platform::plan_ep_exchange(topo, group, r, g.rank);
       p.load = e.load;
       p.sms = r.dispatcher == platform::EpDispatcher::nccl_alltoall ? e.channels : r.sms;

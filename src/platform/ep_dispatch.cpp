@@ -40,6 +40,13 @@ EpExchangeRequest ep_exchange_request(const RecipeSpec& recipe, const StackSpec&
   return r;
 }
 
+EpExchangeRequest one_exchange(EpExchangeRequest shared, EpKernel kernel, double tokens, double token_bytes) {
+  shared.kernel = kernel;
+  shared.tokens = tokens;
+  shared.token_bytes = token_bytes;
+  return shared;
+}
+
 namespace {
 
 // Distinct units per token; where the units and the router's groups do not nest, the group

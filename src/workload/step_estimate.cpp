@@ -57,10 +57,9 @@ class RankPricing {
     const auto key = std::make_tuple(item.ep_tokens, item.ep_token_bytes, item.ep_combine_kernel);
     const auto it = ep_cache_.find(key);
     if (it != ep_cache_.end()) return it->second;
-    platform::EpExchangeRequest r = ep_request_;
-    r.kernel = item.ep_combine_kernel ? platform::EpKernel::combine : platform::EpKernel::dispatch;
-    r.tokens = item.ep_tokens;
-    r.token_bytes = item.ep_token_bytes;
+    const platform::EpExchangeRequest r = platform::one_exchange(
+        ep_request_, item.ep_combine_kernel ? platform::EpKernel::combine : platform::EpKernel::dispatch,
+        item.ep_tokens, item.ep_token_bytes);
     const double s = platform::plan_ep_exchange(topo_, groups_[static_cast<int>(GroupRole::ep)], r, rank_).seconds;
     ep_cache_.emplace(key, s);
     return s;
@@ -183,8 +182,9 @@ class PipelineReplay {
       : s_(s), l_(l), cal_(cal), lowering_(s, l, cal),
         topo_(platform::make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision)) {
     const double pp_bytes = pp_message_bytes(s, l);
+    const platform::EpExchangeRequest ep_request = platform::ep_exchange_request(s.recipe, s.stack, s.model);
     for (int r = 0; r < l.pp; ++r) {
-      pricing_.emplace_back(topo_, l, r, platform::ep_exchange_request(s.recipe, s.stack, s.model));
+      pricing_.emplace_back(topo_, l, r, ep_request);
       schedules_.push_back(plan::pipeline_schedule(l, r));
       // A send goes to the rank holding the next (forward) or previous (backward) stage: a
       // neighbour, or under dualpipe the ranks at both ends.

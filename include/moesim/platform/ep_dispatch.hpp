@@ -65,6 +65,8 @@ struct EpExchangePlan {
 // The request a run's EP exchanges share: the recipe's dispatcher and SMs, the stack's measured
 // rates for it, the model's routing. Tokens, token bytes and kernel are per exchange.
 EpExchangeRequest ep_exchange_request(const RecipeSpec& recipe, const StackSpec& stack, const ModelSpec& model);
+// One exchange of a run: its shared request with this exchange's kernel, tokens and token bytes.
+EpExchangeRequest one_exchange(EpExchangeRequest shared, EpKernel kernel, double tokens, double token_bytes);
 
 // The plan of member `rank` of the EP group. Throws std::invalid_argument for a rank outside the
 // group, negative sizes, or a routing whose experts do not divide over the group.
