@@ -153,8 +153,8 @@ TEST_CASE("NCCL collectives against published nccl-tests bus bandwidths", "[plat
       {"AZ-H100 NVLS all-reduce 128 MiB", 400.61, busbw(h100, AR, 8, 128 * MiB)},
       {"AZ-H100 NVLS all-reduce 8 MiB", 172.13, busbw(h100, AR, 8, 8 * MiB)},
       // Half an iteration per channel: NCCL's 25 us NVLS latency and three unoverlapped stages
-      // leave it 4 us short of the measured 42 us.
-      {"AZ-H100 NVLS all-reduce 1 MiB", 43.70, busbw(h100, AR, 8, 1 * MiB), true},
+      // leave it 5 us short of the measured 42 us.
+      {"AZ-H100 NVLS all-reduce 1 MiB", 43.70, busbw(h100, AR, 8, 1 * MiB), +13.7},
       // AZ-H200: predicted from H100's efficiency (same NVLink 4 and NVSwitch).
       {"AZ-H200 NVLS all-reduce 8 GB", 479.98, busbw(h200, AR, 8, 8 * GiB)},
       {"AZ-H200 NVLS all-reduce 128 MiB", 412.45, busbw(h200, AR, 8, 128 * MiB)},
@@ -170,11 +170,11 @@ TEST_CASE("NCCL collectives against published nccl-tests bus bandwidths", "[plat
       // CW43, 72 GPUs of one NVL72 rack: 8 GB is the source of nvls_efficiency.
       {"CW43 NVL72 all-reduce 8 GB", 834.57, busbw(nvl72, AR, 72, 8 * GiB)},
       // Its algorithm is not reported; as NVLS with 32 heads, 8 iterations per channel leave it fast.
-      {"CW43 NVL72 all-reduce 512 MiB", 586.06, busbw(nvl72, AR, 72, 512 * MiB), true},
+      {"CW43 NVL72 all-reduce 512 MiB", 586.06, busbw(nvl72, AR, 72, 512 * MiB), +15.6},
       // Across nodes over 8 x 400 Gb/s InfiniBand per node.
       {"CW92 2 x 8 H100 all-reduce 8 GB (NVLS-tree; moesim overlaps its NVLink and network parts fully)", 440.58,
-       busbw(h100_2, AR, 16, 8 * GiB), true},
+       busbw(h100_2, AR, 16, 8 * GiB), +16.7},
       {"NT283 248 x 8 H200 all-reduce 512 MiB", 350, busbw(h200_248, AR, 1984, 512 * MiB)},
-      {"N1531 8 x 8 H800 all-to-all 8 MiB (reported unstable)", 26.4, busbw(h800_8, A2A, 64, 8 * MiB), true},
+      {"N1531 8 x 8 H800 all-to-all 8 MiB (reported unstable)", 26.4, busbw(h800_8, A2A, 64, 8 * MiB), +72.5},
   });
 }
