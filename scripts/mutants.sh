@@ -37,6 +37,8 @@ src/workload/step_builder.cpp @@ if (s_.recipe.ep_overlap) { @@ if (false) { @@ 
 src/workload/step_builder.cpp @@ s_.recipe.overlap_grad_reduce ? last_gradient_[c] : end_of_backward; @@ s_.recipe.overlap_grad_reduce ? end_of_backward : end_of_backward; @@ [overlap]
 src/model/flops.cpp @@ constexpr double kPasses = 6.0; @@ constexpr double kPasses = 4.0; @@ [model]
 src/driver/run.cpp @@ s.training.seq_len / m.step_time_s / s.gpus; @@ s.training.seq_len / m.step_time_s / s.gpus / 2; @@ [metrics]
+src/platform/nccl_model.cpp @@ const int stages = kind == CollectiveKind::all_reduce ? 3 : 2; @@ const int stages = 2; @@ [nccl]
+src/platform/ep_dispatch.cpp @@ return r.dispatcher == EpDispatcher::hybridep ? 4.0 * r.routing.experts : 0.0; @@ return 0.0; @@ [ep]
 EOF
 )
 

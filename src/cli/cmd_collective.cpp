@@ -138,6 +138,7 @@ void run(const Options& o) {
     const double token_bytes = o.hidden * (kernel == platform::EpKernel::dispatch && o.fp8 ? 1.03125 : 2.0);
     platform::EpExchangeRequest r =
         platform::one_exchange(platform::ep_exchange_request(recipe, stack, ModelSpec{}), kernel, o.tokens, token_bytes);
+    r.hidden = o.hidden;
     r.routing = {o.experts, o.topk, o.groups, o.topk_groups > 0 ? o.topk_groups : o.groups};
     const platform::EpExchangePlan p = platform::plan_ep_exchange(t, g, r, 0);
     const double sim = simulated(o, t, g, p.load);

@@ -47,6 +47,13 @@ void describe_kernel(Reader& r, EpKernelSpec& k) {
                .at_least(0)
                .at_most(1e4),
            k.sm_bytes_per_s);
+  r.number(key("sm_copy_ns_per_peer", "SM time of each copy the kernel issues (token, probabilities, scales) "
+                                      "per NVLink peer it writes to; 0 = not modelled")
+               .in("ns", 1e-9)
+               .at_least(0)
+               .at_most(1e4)
+               .optional(),
+           k.sm_copy_seconds_per_peer);
   r.number(key("rdma_efficiency", "fraction of the NIC the kernel's RDMA copies reach").above(0).at_most(1),
            k.rdma_efficiency);
 }

@@ -26,7 +26,9 @@ std::string_view to_string(EpDispatcher d) {
 
 namespace {
 
-EpKernelRates kernel_rates(const EpKernelSpec& k) { return {k.nvlink_efficiency, k.sm_bytes_per_s, k.rdma_efficiency}; }
+EpKernelRates kernel_rates(const EpKernelSpec& k) {
+  return {k.nvlink_efficiency, k.sm_bytes_per_s, k.rdma_efficiency, k.sm_copy_seconds_per_peer};
+}
 
 }  // namespace
 
@@ -34,6 +36,7 @@ EpExchangeRequest ep_exchange_request(const RecipeSpec& recipe, const StackSpec&
   EpExchangeRequest r;
   r.dispatcher = ep_dispatcher(recipe.dispatcher);
   r.routing = model::routing_shape(model);
+  r.hidden = model.hidden;
   r.sms = recipe.dispatcher_sms;
   const EpDispatcherSpec& rates = r.dispatcher == EpDispatcher::hybridep ? stack.hybridep : stack.deepep;
   r.rates = {kernel_rates(rates.dispatch), kernel_rates(rates.combine)};
@@ -61,6 +64,26 @@ double distinct_units(const model::RoutingShape& r, int ep, int ranks_per_unit) 
     uniform.groups = uniform.groups_per_token = 1;
     return model::expected_distinct_units(uniform, experts_per_unit);
   }
+}
+
+// HybridEP sends each token copy with the token's FP32 probability row over every routed expert
+// (HEP: hybrid_ep_backend.cuh, the load thread's probability copy and the store threads' copy of it
+// to each destination); DeepEP's and NCCL's routing metadata is left out (under 2 % of a token).
+double routing_bytes_per_copy(const EpExchangeRequest& r) {
+  return r.dispatcher == EpDispatcher::hybridep ? 4.0 * r.routing.experts : 0.0;
+}
+
+// SM time of an exchange whose kernel pays a fixed time per copy it issues, per NVLink peer it
+// writes to (HEP: the dispatch's store threads issue a TMA copy of the token, its probabilities
+// and, in FP8, its scales to each destination after the load thread fetched them once: copies + 1
+// rounds of 2 or 3; the combine loads each copy's token and probabilities and stores their sum:
+// 2 copies + 1). 0 when the kernel has no such cost.
+double sm_seconds(const EpExchangeRequest& r, const EpKernelRates& rates, double copies_per_token, int nvlink_peers) {
+  if (rates.sm_copy_seconds_per_peer <= 0 || r.sms <= 0) return 0;
+  const bool scaled = r.hidden > 0 && r.token_bytes < 2.0 * r.hidden;  // FP8: under 2 bytes per element
+  const double copies = r.kernel == EpKernel::dispatch ? (scaled ? 3.0 : 2.0) * (copies_per_token + 1)
+                                                       : 2.0 * copies_per_token + 1;
+  return r.tokens / r.sms * copies * rates.sm_copy_seconds_per_peer * nvlink_peers;
 }
 
 EpExchangePlan nccl_plan(const Topology& t, const Group& g, const detail::GroupLayout& l, const EpExchangeRequest& r,
@@ -100,13 +123,18 @@ EpExchangePlan plan_ep_exchange(const Topology& t, const Group& g, const EpExcha
     TierLoad& load = plan.load;
     // A copy stays on the GPU when the destination (inside the domain) or the forwarder (across
     // domains) is the sender itself: 1/k of the (token, GPU) pairs by symmetry.
-    load.nvlink_bytes = r.tokens * plan.copies_per_token * (k - 1) / k * r.token_bytes;
+    const double wire_bytes = r.token_bytes + routing_bytes_per_copy(r);
+    load.nvlink_bytes = r.tokens * plan.copies_per_token * (k - 1) / k * wire_bytes;
     load.nvlink_steps = k > 1 ? 1 : 0;
     double nvlink_rate = t.nvlink_bytes_per_s * rates.nvlink_efficiency;
-    if (rates.sm_bytes_per_s > 0 && r.sms > 0) nvlink_rate = std::min(nvlink_rate, r.sms * rates.sm_bytes_per_s);
+    // The per-copy law is measured inside one NVLink domain; across domains the kernel is another
+    // (RDMA senders and NVLink forwarders), and its SMs bind per byte where a rate is given.
+    const double sm_s = d == 1 ? sm_seconds(r, rates, plan.copies_per_token, k) : 0;
+    if (sm_s > 0 && load.nvlink_bytes > 0) nvlink_rate = std::min(nvlink_rate, load.nvlink_bytes / sm_s);
+    else if (rates.sm_bytes_per_s > 0 && r.sms > 0) nvlink_rate = std::min(nvlink_rate, r.sms * rates.sm_bytes_per_s);
     load.nvlink_bytes_per_s = nvlink_rate;
     if (d > 1) {
-      load.nic_bytes = r.tokens * plan.domains_per_token * (d - 1) / d * r.token_bytes;
+      load.nic_bytes = r.tokens * plan.domains_per_token * (d - 1) / d * wire_bytes;
       load.nic_steps = 1;
       load.nic_bytes_per_s = detail::port_nic_rate(t) * rates.rdma_efficiency;
       // Destination domains are alike: those in other leaf groups climb to the spine.

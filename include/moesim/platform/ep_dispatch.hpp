@@ -36,6 +36,10 @@ struct EpKernelRates {
   double nvlink_efficiency = 1.0;  // fraction of the NVLink port when the link binds
   double sm_bytes_per_s = 0;       // NVLink bytes one of its SMs moves per second; 0 = SMs never bind
   double rdma_efficiency = 1.0;    // fraction of the NIC (its spine share) for RDMA copies
+  // SM time of each copy the kernel issues, per NVLink peer (HybridEP: its store and load threads
+  // issue one TMA copy per token, probability row and scale block, and each costs more the more
+  // peers the kernel writes to); 0 = not modelled.
+  double sm_copy_seconds_per_peer = 0;
 };
 struct EpDispatcherRates {
   EpKernelRates dispatch, combine;
@@ -46,6 +50,7 @@ struct EpExchangeRequest {
   EpKernel kernel = EpKernel::dispatch;
   double tokens = 0;         // tokens each rank routes
   double token_bytes = 0;    // bytes of one token copy (hidden x element size, scales included)
+  int hidden = 0;            // elements per token: under 2 bytes each, the token is FP8 with scales
   model::RoutingShape routing;
   int sms = 0;               // SMs the dispatcher's kernels run on (deepep, hybridep)
   EpDispatcherRates rates;   // deepep, hybridep
