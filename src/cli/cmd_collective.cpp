@@ -109,6 +109,8 @@ platform::CollectivePlan forced_plan(const Options& o, const platform::Topology&
 void run(const Options& o) {
   const auto dir = config::find_configs_dir(std::filesystem::current_path() / "collective", o.configs);
   const SystemSpec system = config::load_system(o.system, dir);
+  const bool ep_op = o.op == "ep-dispatch" || o.op == "ep-combine";
+  if (ep_op && !o.algo.empty()) throw CLI::ValidationError("--algo", "applies to NCCL collectives, not to " + o.op);
   if (o.ranks < 1 || o.ranks > system.max_gpus)
     throw CLI::ValidationError("--ranks", fmt::format("1..{} GPUs on {}", system.max_gpus, system.name));
   platform::Topology t = platform::make_topology(system, o.ranks, o.gpus_per_domain,
@@ -126,8 +128,7 @@ void run(const Options& o) {
   nlohmann::json rows = nlohmann::json::array();
   std::string text;
 
-  if (o.op == "ep-dispatch" || o.op == "ep-combine") {
-    if (!o.algo.empty()) throw CLI::ValidationError("--algo", "applies to NCCL collectives, not to " + o.op);
+  if (ep_op) {
     const StackSpec stack = config::load_stack(o.stack, dir);
     RecipeSpec recipe;
     recipe.dispatcher = o.dispatcher;

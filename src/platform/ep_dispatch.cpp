@@ -73,17 +73,17 @@ double routing_bytes_per_copy(const EpExchangeRequest& r) {
   return r.dispatcher == EpDispatcher::hybridep ? 4.0 * r.routing.experts : 0.0;
 }
 
-// SM time of an exchange whose kernel pays a fixed time per copy it issues, per NVLink peer it
-// writes to (HEP: the dispatch's store threads issue a TMA copy of the token, its probabilities
+// SM time of an exchange whose kernel pays a fixed time per copy it issues, per member of its
+// NVLink domain, the ranks its copies go to (itself included, as the constant was derived) (HEP: the dispatch's store threads issue a TMA copy of the token, its probabilities
 // and, in FP8, its scales to each destination after the load thread fetched them once: copies + 1
 // rounds of 2 or 3; the combine loads each copy's token and probabilities and stores their sum:
 // 2 copies + 1). 0 when the kernel has no such cost.
-double sm_seconds(const EpExchangeRequest& r, const EpKernelRates& rates, double copies_per_token, int nvlink_peers) {
+double sm_seconds(const EpExchangeRequest& r, const EpKernelRates& rates, double copies_per_token, int domain_members) {
   if (rates.sm_copy_seconds_per_peer <= 0 || r.sms <= 0) return 0;
   const bool scaled = r.hidden > 0 && r.token_bytes < 2.0 * r.hidden;  // FP8: under 2 bytes per element
   const double copies = r.kernel == EpKernel::dispatch ? (scaled ? 3.0 : 2.0) * (copies_per_token + 1)
                                                        : 2.0 * copies_per_token + 1;
-  return r.tokens / r.sms * copies * rates.sm_copy_seconds_per_peer * nvlink_peers;
+  return r.tokens / r.sms * copies * rates.sm_copy_seconds_per_peer * domain_members;
 }
 
 EpExchangePlan nccl_plan(const Topology& t, const Group& g, const detail::GroupLayout& l, const EpExchangeRequest& r,
