@@ -9,6 +9,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "moesim/config/loader.hpp"
@@ -192,6 +194,12 @@ void run(const Options& o) {
   emit(o.format == "json" ? rows.dump(2) + "\n" : text, "");
 }
 
+std::vector<std::string> forceable_algorithm_names() {
+  std::vector<std::string> names;
+  for (platform::NcclAlgorithm a : platform::kForceableNcclAlgorithms) names.emplace_back(platform::to_string(a));
+  return names;
+}
+
 }  // namespace
 
 void add_collective_command(CLI::App& app) {
@@ -215,7 +223,7 @@ void add_collective_command(CLI::App& app) {
                   "NCCL collectives: per-rank buffer sizes, comma-separated, K/M/G = powers of 1024 (nccl-tests' size)")
       ->capture_default_str();
   cmd->add_option("--algo", o->algo, "NCCL collectives: force this algorithm, as NCCL_ALGO does (default: NCCL's choice)")
-      ->check(CLI::IsMember({"ring", "tree", "nvls", "nvls_tree", "pat"}));
+      ->check(CLI::IsMember(forceable_algorithm_names()));
   cmd->add_option("--tokens", o->tokens, "EP: tokens per rank")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--hidden", o->hidden, "EP: hidden size")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--experts", o->experts, "EP: routed experts")->check(CLI::PositiveNumber)->capture_default_str();

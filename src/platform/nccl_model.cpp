@@ -25,9 +25,9 @@ std::string_view to_string(NcclAlgorithm a) {
 }
 
 std::optional<NcclAlgorithm> nccl_algorithm_named(std::string_view name) {
-  for (NcclAlgorithm a : {NcclAlgorithm::ring, NcclAlgorithm::tree, NcclAlgorithm::nvls, NcclAlgorithm::nvls_tree,
-                          NcclAlgorithm::pat, NcclAlgorithm::p2p})
+  for (NcclAlgorithm a : kForceableNcclAlgorithms)
     if (to_string(a) == name) return a;
+  if (name == to_string(NcclAlgorithm::p2p)) return NcclAlgorithm::p2p;
   return std::nullopt;
 }
 

@@ -36,6 +36,10 @@ namespace moesim::platform {
 
 enum class NcclProtocol { ll, ll128, simple };
 std::string_view to_string(NcclAlgorithm a);
+// The algorithms NCCL_ALGO can force (point-to-point is not a collective algorithm).
+inline constexpr NcclAlgorithm kForceableNcclAlgorithms[] = {NcclAlgorithm::ring, NcclAlgorithm::tree,
+                                                             NcclAlgorithm::nvls, NcclAlgorithm::nvls_tree,
+                                                             NcclAlgorithm::pat};
 // The algorithm of that name (ring, tree, nvls, nvls_tree, pat, p2p), as to_string writes it.
 std::optional<NcclAlgorithm> nccl_algorithm_named(std::string_view name);
 std::string_view to_string(NcclProtocol p);
