@@ -39,6 +39,7 @@ src/model/flops.cpp @@ constexpr double kPasses = 6.0; @@ constexpr double kPass
 src/driver/run.cpp @@ s.training.seq_len / m.step_time_s / s.gpus; @@ s.training.seq_len / m.step_time_s / s.gpus / 2; @@ [metrics]
 src/platform/nccl_model.cpp @@ const int stages = kind == CollectiveKind::all_reduce ? 3 : 2; @@ const int stages = 2; @@ [nccl]
 src/platform/ep_dispatch.cpp @@ return r.dispatcher == EpDispatcher::hybridep ? 4.0 * r.routing.experts : 0.0; @@ return 0.0; @@ [ep]
+src/platform/ep_dispatch.cpp @@ nvlink_rate = std::min(nvlink_rate, r.sms * rates.forward_sm_bytes_per_s); @@ nvlink_rate = std::min(nvlink_rate, 2 * r.sms * rates.forward_sm_bytes_per_s); @@ [ep]
 EOF
 )
 

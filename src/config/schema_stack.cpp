@@ -54,6 +54,14 @@ void describe_kernel(Reader& r, EpKernelSpec& k) {
                .at_most(1e4)
                .optional(),
            k.sm_copy_seconds_per_peer);
+  r.number(key("forward_sm_gbytes_per_s", "NVLink bytes one of the kernel's SMs forwards per second inside a "
+                                          "destination domain of an exchange across domains (RDMA, then NVLink), "
+                                          "when its forwarding warps bind; 0 = they never bind")
+               .in("GB/s", 1e9)
+               .at_least(0)
+               .at_most(1e4)
+               .optional(),
+           k.forward_sm_bytes_per_s);
   r.number(key("rdma_efficiency", "fraction of the NIC the kernel's RDMA copies reach").above(0).at_most(1),
            k.rdma_efficiency);
 }

@@ -27,7 +27,7 @@ std::string_view to_string(EpDispatcher d) {
 namespace {
 
 EpKernelRates kernel_rates(const EpKernelSpec& k) {
-  return {k.nvlink_efficiency, k.sm_bytes_per_s, k.rdma_efficiency, k.sm_copy_seconds_per_peer};
+  return {k.nvlink_efficiency, k.sm_bytes_per_s, k.rdma_efficiency, k.sm_copy_seconds_per_peer, k.forward_sm_bytes_per_s};
 }
 
 }  // namespace
@@ -132,6 +132,10 @@ EpExchangePlan plan_ep_exchange(const Topology& t, const Group& g, const EpExcha
     const double sm_s = d == 1 ? sm_seconds(r, rates, plan.copies_per_token, k) : 0;
     if (sm_s > 0 && load.nvlink_bytes > 0) nvlink_rate = std::min(nvlink_rate, load.nvlink_bytes / sm_s);
     else if (rates.sm_bytes_per_s > 0 && r.sms > 0) nvlink_rate = std::min(nvlink_rate, r.sms * rates.sm_bytes_per_s);
+    // Across domains the NVLink leg is the forwarders' (DeepEP: 12 warps per destination GPU, one
+    // token at a time), bound below the link by their own rate where one is measured.
+    if (d > 1 && rates.forward_sm_bytes_per_s > 0 && r.sms > 0)
+      nvlink_rate = std::min(nvlink_rate, r.sms * rates.forward_sm_bytes_per_s);
     load.nvlink_bytes_per_s = nvlink_rate;
     if (d > 1) {
       load.nic_bytes = r.tokens * plan.domains_per_token * (d - 1) / d * wire_bytes;

@@ -130,6 +130,22 @@ TEST_CASE("a dispatcher's NVLink rate is its link efficiency unless its SMs bind
   CHECK(plan_ep_exchange(t, g, r, 0).load.nvlink_bytes_per_s == Approx(630e9));
 }
 
+TEST_CASE("across domains the NVLink leg runs at the forwarders' own rate where it binds", "[platform][ep]") {
+  const model::RoutingShape uniform{256, 8, 1, 1};
+  EpExchangeRequest r = request(EpDispatcher::deepep, EpKernel::combine, kHidden * 2, uniform);
+  r.rates.combine.nvlink_efficiency = 0.7;   // 630 GB/s of the 900 GB/s port
+  r.rates.combine.forward_sm_bytes_per_s = 5e9;
+  r.sms = 24;  // 120 GB/s of forwarding < 630 GB/s: the forwarders bind
+  const Topology hgx = gb300_like(64, 8);
+  CHECK(plan_ep_exchange(hgx, range_group(0, 64), r, 0).load.nvlink_bytes_per_s == Approx(120e9));
+  r.sms = 200;  // 1 TB/s of forwarding: the link binds again
+  CHECK(plan_ep_exchange(hgx, range_group(0, 64), r, 0).load.nvlink_bytes_per_s == Approx(630e9));
+  // Inside one domain there is no forwarding: the intranode kernel's rates alone.
+  r.sms = 24;
+  const Topology rack = gb300_like(72);
+  CHECK(plan_ep_exchange(rack, range_group(0, 64), r, 0).load.nvlink_bytes_per_s == Approx(630e9));
+}
+
 TEST_CASE("HybridEP sends each copy with its probability row and pays SM time per copy per peer", "[platform][ep]") {
   const Topology t = gb300_like(72);
   const Group g = range_group(0, 32);
@@ -205,13 +221,33 @@ TEST_CASE("DeepEP's normal kernels on H800 reproduce DeepEP's published table", 
   const EpKernel D = EpKernel::dispatch, C = EpKernel::combine;
   test::check_published({{"intranode EP8 dispatch (source of nvlink_efficiency)", 153, bandwidth(8, D)},
          {"intranode EP8 combine (source of nvlink_efficiency)", 158, bandwidth(8, C)},
-         {"internode EP16 dispatch (NVLink-forwarding bound)", 43, bandwidth(16, D)},
-         {"internode EP16 combine (3b1045d corrected e0eaaf9's 62 to this 43 the next day)", 43,
-          bandwidth(16, C), +12.2},
+         // NVLink-forwarding bound (DEP285): the source of forward_sm_gbytes_per_s.
+         {"internode EP16 dispatch (source of forward_sm_gbytes_per_s)", 43, bandwidth(16, D)},
+         {"internode EP16 combine (3b1045d corrected e0eaaf9's 62 to this 43 the next day)", 43, bandwidth(16, C)},
          {"internode EP32 dispatch (source of rdma_efficiency)", 58, bandwidth(32, D)},
          {"internode EP32 combine (source of rdma_efficiency)", 57, bandwidth(32, C)},
          {"internode EP64 dispatch", 51, bandwidth(64, D)},
          {"internode EP64 combine", 50, bandwidth(64, C)}});
+}
+
+TEST_CASE("DeepEP's internode forwarding binds below the link on H200 as on H800", "[platform][ep][published]") {
+  // DEP493 (user report, DeepEP a84a248): 2 nodes of 8 H200, CX7 400 Gb/s, 24 SMs, DeepEP's test
+  // (4096 tokens, hidden 7168, top-8): combine 44.37, BF16 dispatch 40.89, FP8 dispatch 38.19 GB/s
+  // (RDMA). H200's NVLink is 2.25x H800's, yet EP16 stays near H800's 43 GB/s: the forwarding
+  // kernel binds, not the link. Checked against the rate taken from H800 (DEP-L, DEP285).
+  const EpDispatcherRates rates = stack_rates(EpDispatcher::deepep);
+  const Topology t = system_topology("hgx-h200", 16);
+  auto rdma = [&](EpKernel kernel, bool fp8) {
+    EpExchangeRequest r = request(EpDispatcher::deepep, kernel, kHidden * (fp8 ? kFp8 : 2.0), deepep_bench_router(16));
+    r.rates = rates;
+    r.sms = 24;
+    const EpExchangePlan p = plan_ep_exchange(t, range_group(0, 16), r, 0);
+    return p.logical_rdma_bytes / p.seconds / 1e9;
+  };
+  test::check_published({{"H200 EP16 combine", 44.37, rdma(EpKernel::combine, false)},
+                         {"H200 EP16 BF16 dispatch", 40.89, rdma(EpKernel::dispatch, false)},
+                         // Slower than BF16 in the report, per byte; moesim's rate is per byte.
+                         {"H200 EP16 FP8 dispatch", 38.19, rdma(EpKernel::dispatch, true), +12.5}});
 }
 
 TEST_CASE("DeepEP on GB200 NVL72 at EP32 reaches MLM-G's 400 / 190 GB/s with 24 SMs", "[platform][ep][published]") {

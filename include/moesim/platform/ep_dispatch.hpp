@@ -14,7 +14,8 @@
 //    The combine runs the same path backwards (NVLink to the forwarder, which reduces, then one
 //    RDMA copy per (token, domain)).
 // Rates: the dispatcher's kernels reach a measured fraction of the NVLink port, unless their SMs
-// bind first (sms x the bytes one SM moves per second, measured where the link does not bind),
+// bind first (sms x the bytes one SM moves per second, measured where the link does not bind; across
+// domains, the forwarding kernel's own per-SM rate where one is measured),
 // and a measured fraction of the NIC for RDMA (the stack's dispatcher parameters). NCCL's
 // all-to-all is NCCL's point-to-point plan (nccl.hpp).
 #include <string_view>
@@ -40,6 +41,10 @@ struct EpKernelRates {
   // issue one TMA copy per token, probability row and scale block, and each costs more the more
   // peers the kernel writes to); 0 = not modelled.
   double sm_copy_seconds_per_peer = 0;
+  // NVLink bytes one of its SMs forwards per second across domains, where another kernel runs:
+  // RDMA senders and NVLink forwarders, whose warps copy one token at a time and bind below the
+  // link (DeepEP internode); 0 = not modelled.
+  double forward_sm_bytes_per_s = 0;
 };
 struct EpDispatcherRates {
   EpKernelRates dispatch, combine;
