@@ -27,7 +27,8 @@ std::string_view to_string(EpDispatcher d) {
 namespace {
 
 EpKernelRates kernel_rates(const EpKernelSpec& k) {
-  return {k.nvlink_efficiency, k.sm_bytes_per_s, k.rdma_efficiency, k.sm_copy_seconds_per_peer, k.forward_sm_bytes_per_s};
+  return {k.nvlink_efficiency, k.sm_bytes_per_s, k.rdma_efficiency, k.sm_copy_seconds_per_peer,
+          k.forward_sm_bytes_per_s};
 }
 
 }  // namespace
@@ -74,10 +75,11 @@ double routing_bytes_per_copy(const EpExchangeRequest& r) {
 }
 
 // SM time of an exchange whose kernel pays a fixed time per copy it issues, per member of its
-// NVLink domain, the ranks its copies go to (itself included, as the constant was derived) (HEP: the dispatch's store threads issue a TMA copy of the token, its probabilities
-// and, in FP8, its scales to each destination after the load thread fetched them once: copies + 1
-// rounds of 2 or 3; the combine loads each copy's token and probabilities and stores their sum:
-// 2 copies + 1). 0 when the kernel has no such cost.
+// NVLink domain, the ranks its copies go to (itself included, as the constant was derived). HEP:
+// the dispatch's store threads issue a TMA copy of the token, its probabilities and, in FP8, its
+// scales to each destination after the load thread fetched them once: copies + 1 rounds of 2 or 3;
+// the combine loads each copy's token and probabilities and stores their sum: 2 copies + 1. 0 when
+// the kernel has no such cost.
 double sm_seconds(const EpExchangeRequest& r, const EpKernelRates& rates, double copies_per_token, int domain_members) {
   if (rates.sm_copy_seconds_per_peer <= 0 || r.sms <= 0) return 0;
   const bool scaled = r.hidden > 0 && r.token_bytes < 2.0 * r.hidden;  // FP8: under 2 bytes per element

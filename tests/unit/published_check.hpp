@@ -6,12 +6,13 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace moesim::test {
 
 struct PublishedFigure {
-  const char* what;
+  std::string what;
   double published;
   double simulated;
   double recorded_miss_percent = 0;  // 0: expected within 10 %; else the error recorded, in %

@@ -138,14 +138,10 @@ struct PublishedSize {
 
 void check_table(const std::string& source, const Topology& t, int ranks, const std::vector<PublishedSize>& sizes) {
   std::vector<test::PublishedFigure> rows;
-  std::vector<std::string> labels;
-  labels.reserve(sizes.size());
-  for (const PublishedSize& s : sizes) {
-    labels.push_back(source + ", 2^" + std::to_string(s.log2_bytes) + " B");
-    rows.push_back({labels.back().c_str(), s.busbw_gbytes_per_s,
+  for (const PublishedSize& s : sizes)
+    rows.push_back({source + ", 2^" + std::to_string(s.log2_bytes) + " B", s.busbw_gbytes_per_s,
                     busbw(t, CollectiveKind::all_reduce, ranks, std::ldexp(1.0, s.log2_bytes)),
                     s.recorded_miss_percent});
-  }
   test::check_published(rows);
 }
 

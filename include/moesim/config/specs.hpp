@@ -197,7 +197,7 @@ struct EpKernelSpec {
   double nvlink_efficiency = 1.0;         // fraction of the NVLink port when the link binds
   double sm_bytes_per_s = 0;              // NVLink bytes one of its SMs moves per second; 0 = never binds
   double sm_copy_seconds_per_peer = 0;    // SM time per copy it issues, per NVLink peer; 0 = not modelled
-  double forward_sm_bytes_per_s = 0;      // NVLink bytes one of its SMs forwards per second across domains; 0 = never binds
+  double forward_sm_bytes_per_s = 0;      // NVLink bytes one SM forwards per second across domains; 0 = never binds
   double rdma_efficiency = 1.0;           // fraction of the NIC for its RDMA copies
 
   bool operator==(const EpKernelSpec&) const = default;
