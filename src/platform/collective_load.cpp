@@ -1,6 +1,7 @@
 // What each algorithm moves through a member's ports (see nccl.hpp for the algorithms).
 #include "collective_load.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -87,8 +88,13 @@ TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const Grou
     case NcclAlgorithm::nvls_tree: {
       if (!reduction || d == 1) unsupported(algorithm, kind);
       use(bytes * (k + 1) / k, k > 1, 1, load.nvlink_bytes, load.nvlink_steps);
-      use((d == 2 ? 1.0 : 2.0) * bytes / k, true, 1, load.nic_bytes, load.nic_steps);
-      split_spine(load, l.spine_fraction_of_domains(member));
+      // Across domains only the heads' NICs carry the trees (NCCL connect.cc connectNvls): a
+      // head sends and receives its 1/heads of S once between two domains, twice as an inner
+      // node of the double binary tree. The collective ends when the heads' NICs do, so every
+      // member is timed as a head; the spine carries what the heads really send.
+      const int heads = std::min(k, kMaxNvlsHeads);
+      use((d == 2 ? 1.0 : 2.0) * bytes / heads, true, 1, load.nic_bytes, load.nic_steps);
+      split_spine(load, l.spine_fraction_of_domains(member) * heads / k);
       return load;
     }
   }

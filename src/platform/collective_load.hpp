@@ -8,6 +8,10 @@
 
 namespace moesim::platform::detail {
 
+// NCCL_MAX_NVLS_ARITY (NCCL src/include/device.h): NVLS has one head per GPU of a node, at most
+// this many (the NVLS graph's channels, search.cc), and each head drives its own NIC.
+constexpr int kMaxNvlsHeads = 32;
+
 // Bytes member `member` moves through each tier under `algorithm` for one collective of `bytes`
 // (see collective.hpp for what `bytes` means per kind), and the algorithm's latency-bound steps
 // on each used tier (ring: its n-1 or 2(n-1) steps; the others one). Rates and latency_s are

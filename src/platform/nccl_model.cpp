@@ -162,10 +162,9 @@ std::vector<Candidate> candidates(const Topology& t, CollectiveKind kind, const 
 double nvls_pipeline_fill_s(CollectiveKind kind, const GroupLayout& l, double bytes, int channels,
                             double bandwidth_s) {
   if (channels <= 0 || bytes <= 0) return 0;
-  constexpr int kMaxNvlsArity = 32;  // NCCL_MAX_NVLS_ARITY (device.h): heads, one per GPU up to it
   constexpr double KiB = 1024;
   const int stages = kind == CollectiveKind::all_reduce ? 3 : 2;
-  const double concurrent_ops = double(channels) * std::min(l.size, kMaxNvlsArity);
+  const double concurrent_ops = double(channels) * std::min(l.size, detail::kMaxNvlsHeads);
   // NCCL's chunk (enqueue.cc): NCCL_NVLS_CHUNKSIZE 128 KiB, halved below 64, 8 and 2 rounds of
   // all channels' heads, down to 16 KiB.
   double chunk = 128 * KiB;

@@ -114,6 +114,36 @@ TEST_CASE("NCCL_ALGO forces one algorithm, and one that cannot run the collectiv
   CHECK_FALSE(nccl_algorithm_named("collnet").has_value());
 }
 
+TEST_CASE("NVLS-tree sends its network bytes through the heads' NICs only: min(GPUs per domain, 32)",
+          "[platform][nccl]") {
+  const double S = 1 * GiB;
+  auto forced = [](Topology t) {
+    t.nccl.forced_algorithm = NcclAlgorithm::nvls_tree;
+    return t;
+  };
+  // NVL72 racks: 32 heads of 72 GPUs. Two racks: each head sends its S/32 once; 20 racks: an
+  // inner node of the double binary tree sends it twice (NCCL connect.cc, connectNvls).
+  const CollectivePlan two = plan_collective(forced(system_topology("gb200-nvl72", 144)), CollectiveKind::all_reduce,
+                                             range_group(0, 144), S);
+  CHECK(two.load.nic_bytes == Approx(S / 32));
+  CHECK(two.load.nvlink_bytes == Approx(S * 73 / 72));
+  const CollectivePlan twenty = plan_collective(forced(system_topology("gb200-nvl72", 1440)),
+                                                CollectiveKind::all_reduce, range_group(0, 1440), S);
+  CHECK(twenty.load.nic_bytes == Approx(2 * S / 32));
+  // HGX nodes of 8 GPUs: every GPU is a head.
+  const CollectivePlan hgx = plan_collective(forced(system_topology("hgx-h100", 64)), CollectiveKind::all_reduce,
+                                             range_group(0, 64), S);
+  CHECK(hgx.load.nic_bytes == Approx(2 * S / 8));
+  // The spine carries what the 32 heads send, not 72 heads' worth: per member, on average, the
+  // head's bytes x 32/72 x the share of the other racks outside its leaf group (16 of 19 with
+  // leaf groups of 4 racks).
+  Topology leafy = forced(system_topology("gb200-nvl72", 1440));
+  leafy.domains_per_leaf = 4;
+  const CollectivePlan spine = plan_collective(leafy, CollectiveKind::all_reduce, range_group(0, 1440), S);
+  CHECK(spine.load.nic_bytes == Approx(2 * S / 32));
+  CHECK(spine.load.spine_bytes == Approx(2 * S / 32 * 32 / 72 * 16 / 19));
+}
+
 TEST_CASE("NCCL's choice across nodes: trees for all-reduce at scale, PAT for one GPU per node", "[platform][nccl]") {
   const Topology t = system_topology("hgx-h100", 1024);
   // 128 nodes: the ring's 2 x 1023 step latencies make the trees cheaper below gigabytes.
