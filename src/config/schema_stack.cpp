@@ -111,6 +111,11 @@ void describe_recipe(Reader& r, RecipeSpec& s) {
             s.router_fusion);
   r.boolean(key("fused_quantization", "quantisation fused into norm and activation kernels").optional(),
             s.fused_quantization);
+  r.boolean(key("activation_fp8_input_store",
+                "SwiGLU saves its input for the backward pass in FP8, 1 byte per element "
+                "(activation_func_fp8_input_store; no effect where the activation is recomputed)")
+                .optional(),
+            s.activation_fp8_input_store);
   r.boolean(key("fp8_attention", "core attention in FP8").optional(), s.fp8_attention);
   r.boolean(key("fp8_param_gather", "parameters all-gathered in FP8").optional(), s.fp8_param_gather);
   r.boolean(key("programmatic_dependent_launch", "a kernel's launch overlaps its predecessor's tail").optional(),

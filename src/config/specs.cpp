@@ -45,6 +45,7 @@ std::vector<std::pair<std::string, bool>> RecipeSpec::switches() const {
           {"fused_swizzle", fused_swizzle},
           {"router_fusion", router_fusion},
           {"fused_quantization", fused_quantization},
+          {"activation_fp8_input_store", activation_fp8_input_store},
           {"fp8_attention", fp8_attention},
           {"fp8_param_gather", fp8_param_gather},
           {"programmatic_dependent_launch", programmatic_dependent_launch},

@@ -117,7 +117,11 @@ void gqa_attention(const Shape& s, std::vector<SavedTensor>& out) {
 // fc1's output and fc2's input of a SwiGLU MLP with intermediate size `ffn` over `rows` rows.
 void swiglu_mlp(const Shape& s, const std::string& what, double rows, double ffn, bool act_recomputed,
                 std::vector<SavedTensor>& out) {
-  add(out, what + " fc1 output (SwiGLU input)", TensorKind::ffn_activation, rows * 2 * ffn, kBf16);
+  // activation_func_fp8_input_store casts the input the activation saves to e4m3
+  // (fusions/fused_bias_swiglu.py); a recomputed activation saves nothing itself, and its
+  // checkpoint keeps fc1's BF16 output (moe/experts.py CheckpointWithoutOutput).
+  const bool fp8_input = s.sc.recipe.activation_fp8_input_store && !act_recomputed;
+  add(out, what + " fc1 output (SwiGLU input)", TensorKind::ffn_activation, rows * 2 * ffn, fp8_input ? 1.0 : kBf16);
   // Recomputing the activation frees its output; in FP8 recipes fc2 is set to save that BF16
   // output rather than its own quantised copy, so nothing of it stays.
   if (!act_recomputed)

@@ -204,6 +204,23 @@ TEST_CASE("MLA up-projection and MoE activation recompute drop what Megatron fre
   CHECK(plan::layer_activation_bytes(s, true) == Approx(bf16_all - rows * kExpertFfn * 2).epsilon(1e-12));
 }
 
+TEST_CASE("activation_fp8_input_store keeps SwiGLU inputs in one byte, except under the activation's recompute",
+          "[plan][memory]") {
+  Scenario s = tiny_deepseek();
+  const double T = 4096, rows = T * kTopK;
+  const double all = plan::layer_activation_bytes(s, true);
+  s.recipe.activation_fp8_input_store = true;
+  // fc1's outputs of the shared and the routed experts, 2F wide, go from 2 bytes to 1.
+  const double saved = T * 2 * kSharedFfn + rows * 2 * kExpertFfn;
+  CHECK(plan::layer_activation_bytes(s, true) == Approx(all - saved).epsilon(1e-12));
+  // moe_act recompute: the routed experts' checkpoint keeps fc1's BF16 output; the shared
+  // expert's activation is not recomputed and still saves its FP8 input.
+  s.recipe.recompute = {"moe_act"};
+  const double recomputed = plan::layer_activation_bytes(s, true);
+  s.recipe.activation_fp8_input_store = false;
+  CHECK(plan::layer_activation_bytes(s, true) - recomputed == Approx(T * 2 * kSharedFfn).epsilon(1e-12));
+}
+
 TEST_CASE("A DeepSeek-V3 pipeline rank by hand: weights, gradients, optimizer, activations", "[plan][memory]") {
   const Scenario s = tiny_deepseek();
   const plan::Layout l = plan::make_layout(s);

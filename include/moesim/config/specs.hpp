@@ -173,6 +173,7 @@ struct RecipeSpec {
   bool fused_swizzle = false;             // MXFP8 scale swizzle fused into the quantisation kernel
   bool router_fusion = false;
   bool fused_quantization = false;        // quantisation fused into norm/activation kernels
+  bool activation_fp8_input_store = false; // SwiGLU keeps its input in FP8 for the backward (memory only)
   bool fp8_attention = false;             // core attention in FP8
   bool fp8_param_gather = false;
   bool programmatic_dependent_launch = false;
