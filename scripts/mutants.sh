@@ -40,6 +40,7 @@ src/driver/run.cpp @@ s.training.seq_len / m.step_time_s / s.gpus; @@ s.training
 src/platform/nccl_model.cpp @@ const int stages = kind == CollectiveKind::all_reduce ? 3 : 2; @@ const int stages = 2; @@ [nccl]
 src/platform/collective_load.cpp @@ const int heads = std::min(k, kMaxNvlsHeads); @@ const int heads = k; @@ [nccl]
 src/plan/saved_tensors.cpp @@ s.sc.recipe.activation_fp8_input_store && !act_recomputed; @@ s.sc.recipe.activation_fp8_input_store; @@ [memory]
+src/platform/topology.cpp @@ t.spine_routing_efficiency = ecmp_efficiency(flows_per_nic * t.domains_per_leaf, uplinks); @@ t.spine_routing_efficiency = ecmp_efficiency(t.domains_per_leaf, uplinks); @@ [fabric]
 src/platform/ep_dispatch.cpp @@ return r.dispatcher == EpDispatcher::hybridep ? 4.0 * r.routing.experts : 0.0; @@ return 0.0; @@ [ep]
 src/platform/ep_dispatch.cpp @@ nvlink_rate = std::min(nvlink_rate, r.sms * rates.forward_sm_bytes_per_s); @@ nvlink_rate = std::min(nvlink_rate, 2 * r.sms * rates.forward_sm_bytes_per_s); @@ [ep]
 EOF

@@ -17,6 +17,17 @@ void describe_fabric(Reader& r, FabricSpec& f) {
            f.oversubscription);
   r.number(key("switch_latency_us", "latency of one switch hop").in("us", 1e-6).at_least(0).at_most(1000),
            f.switch_latency_s);
+  r.choice(key("routing", "how a leaf spreads traffic over its uplinks: adaptive (InfiniBand adaptive routing, "
+                          "packet spraying: every uplink evenly loaded) or ecmp (each flow hashed onto one uplink, "
+                          "the busiest sets the pace)")
+               .optional(),
+           f.routing, {"adaptive", "ecmp"});
+  r.integer(key("ecmp_flows_per_nic", "ecmp: flows each NIC sends across the spine at once; 0 = NCCL's channels "
+                                      "spread over a domain's NICs, one queue pair each (NCCL_IB_QPS_PER_CONNECTION=1)")
+                .optional()
+                .at_least(0)
+                .at_most(1024),
+            f.ecmp_flows_per_nic);
 }
 
 void describe_nccl(Reader& r, NcclSpec& n) {

@@ -28,7 +28,9 @@ double tier_seconds(const Topology& t, const TierLoad& load) {
 
 namespace {
 
-std::string_view scaleout_tier(const Topology& t) { return t.oversubscription > 1.0 ? "spine" : "nic"; }
+std::string_view scaleout_tier(const Topology& t) {
+  return t.spine_share_bytes_per_s() < t.nic_bytes_per_s ? "spine" : "nic";
+}
 
 // The NIC tier is bound by the uplink share when its spine part takes longer than the NIC.
 std::string_view nic_tier(const Topology& t, const TierLoad& l) {

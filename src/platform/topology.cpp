@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -34,6 +35,14 @@ Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, 
   // A leaf's ports serve one rail of as many domains (each domain has one GPU per rail).
   t.domains_per_leaf = system.fabric.gpus_per_leaf >= 1 ? system.fabric.gpus_per_leaf : 1;
   const NcclSpec& n = system.nccl;
+  if (system.fabric.routing == "ecmp") {
+    // A leaf's NIC ports and its uplinks (ports of the same speed): its flows hash onto those.
+    const int flows_per_nic = system.fabric.ecmp_flows_per_nic > 0
+                                  ? system.fabric.ecmp_flows_per_nic
+                                  : std::max(1, (n.channels + system.domain_gpus - 1) / system.domain_gpus);
+    const int uplinks = std::max(1, static_cast<int>(std::lround(t.domains_per_leaf / t.oversubscription)));
+    t.spine_routing_efficiency = ecmp_efficiency(flows_per_nic * t.domains_per_leaf, uplinks);
+  }
   t.nccl.modelled = true;
   t.nccl.blackwell = n.arch == "blackwell";
   t.nccl.nvls = n.nvls_efficiency > 0;

@@ -5,8 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "moesim/config/loader.hpp"
 #include "moesim/driver/run.hpp"
 #include "moesim/platform/simulate_plan.hpp"
 #include "scenario_fixtures.hpp"
@@ -196,5 +200,61 @@ TEST_CASE("folded equals full over an oversubscribed fabric with DP and EP acros
     CHECK(full.sim.simulated_gpus == 128);
     CHECK(full.metrics.step_time_s == Approx(folded.metrics.step_time_s).epsilon(0.01));
     CHECK(folded.sim.stages.front().traffic.other_nic_bytes > 0);
+  }
+}
+
+TEST_CASE("static ECMP: the mean uplink load over the busiest one's, balls into bins by hand", "[platform][fabric]") {
+  CHECK(ecmp_efficiency(1, 1) == 1.0);
+  CHECK(ecmp_efficiency(5, 1) == 1.0);
+  // 2 flows on 2 uplinks: the same uplink with probability 1/2, E[max] = 1.5.
+  CHECK(ecmp_efficiency(2, 2) == Approx(1.0 / 1.5));
+  // 3 on 2: all on one uplink with probability 2/8 (max 3), else max 2: E[max] = 2.25.
+  CHECK(ecmp_efficiency(3, 2) == Approx(1.5 / 2.25));
+  // 4 on 2: (4,0) 2/16, (3,1) 8/16, (2,2) 6/16: E[max] = 2.75.
+  CHECK(ecmp_efficiency(4, 2) == Approx(2.0 / 2.75));
+  // 1 flow on 5 uplinks: the busiest carries it, the mean is 1/5.
+  CHECK(ecmp_efficiency(1, 5) == Approx(0.2));
+  CHECK_THROWS_AS(ecmp_efficiency(0, 4), std::invalid_argument);
+  // Against a seeded Monte Carlo of the hash: exactly computed (72 x 72, a GB300 leaf with one
+  // flow per NIC) and Poisson-approximated (2,000 flows on 100 uplinks).
+  for (const auto [flows, uplinks] : {std::pair{72, 72}, std::pair{2000, 100}}) {
+    std::mt19937_64 rng(7);
+    std::uniform_int_distribution<int> pick(0, uplinks - 1);
+    double sum_max = 0;
+    constexpr int kTrials = 20000;
+    for (int trial = 0; trial < kTrials; ++trial) {
+      std::vector<int> load(static_cast<std::size_t>(uplinks), 0);
+      for (int f = 0; f < flows; ++f) ++load[static_cast<std::size_t>(pick(rng))];
+      sum_max += *std::max_element(load.begin(), load.end());
+    }
+    INFO(flows << " flows on " << uplinks << " uplinks");
+    CHECK(ecmp_efficiency(flows, uplinks) == Approx(double(flows) / uplinks / (sum_max / kTrials)).epsilon(0.02));
+  }
+}
+
+TEST_CASE("ECMP routing slows the traffic between leaf groups alike in the closed forms and both fidelities",
+          "[platform][fabric]") {
+  // HGX H100 with ECMP: NCCL's 16 channels over a node's 8 NICs, 2 flows per NIC; 32 NICs per
+  // leaf hash 64 flows onto 32 uplinks.
+  SystemSpec h100 = config::load_system("hgx-h100", test::configs_dir());
+  REQUIRE(make_topology(h100, 1024, 0, Precision::bf16).spine_routing_efficiency == 1.0);
+  h100.fabric.routing = "ecmp";
+  const Topology ecmp = make_topology(h100, 1024, 0, Precision::bf16);
+  CHECK(ecmp.spine_routing_efficiency == Approx(ecmp_efficiency(64, 32)));
+  CHECK(ecmp.spine_routing_efficiency < 0.6);
+  h100.fabric.ecmp_flows_per_nic = 8;
+  CHECK(make_topology(h100, 1024, 0, Precision::bf16).spine_routing_efficiency == Approx(ecmp_efficiency(256, 32)));
+  // A ring across leaf groups at 1:1: ECMP makes the spine the bound, in both fidelities.
+  Topology t = leafy(64, 8, 2, 1.0);
+  t.spine_routing_efficiency = 0.4;
+  const Group g = rail0(t, {0, 1, 2, 3, 4, 5, 6, 7});
+  const double S = 256 * MB;
+  CHECK(closed_form_seconds(t, CollectiveKind::all_gather, g, S) ==
+        Approx(7.0 / 16 * S / 40e9 + 7 * t.scaleout_latency_s()));
+  CHECK(bottleneck(t, CollectiveKind::all_gather, g, S) == "spine");
+  for (Fidelity f : {Fidelity::folded, Fidelity::full}) {
+    INFO((f == Fidelity::full ? "full" : "folded"));
+    CHECK(simulate(t, f, CollectiveKind::all_gather, g, S) ==
+          Approx(closed_form_seconds(t, CollectiveKind::all_gather, g, S)).epsilon(0.01));
   }
 }

@@ -59,6 +59,8 @@ struct FabricSpec {
   int gpus_per_leaf = 0;                  // NIC ports per leaf switch (radix / 2 at 1:1)
   double oversubscription = 1.0;          // leaf downlink : uplink bandwidth ratio (>= 1)
   double switch_latency_s = 0;            // per switch hop
+  std::string routing = "adaptive";       // how leaves spread flows over their uplinks: adaptive or ecmp
+  int ecmp_flows_per_nic = 0;             // ecmp: flows each NIC sends up at once; 0 = NCCL's channels per NIC
 
   bool operator==(const FabricSpec&) const = default;
 };

@@ -46,6 +46,9 @@ struct Topology {
   // so traffic between them stays under the leaf, and only traffic between leaf groups climbs
   // the leaf's uplinks (downlinks / oversubscription) to the spines. 1: every domain alone.
   int domains_per_leaf = 1;
+  // Fraction of the uplinks' capacity traffic between leaf groups gets: 1 under adaptive
+  // routing; under ECMP the mean uplink load over the busiest's (ecmp_efficiency).
+  double spine_routing_efficiency = 1.0;
   NcclParams nccl;
 
   int domains() const { return (gpus + gpus_per_domain - 1) / gpus_per_domain; }
@@ -55,8 +58,8 @@ struct Topology {
   int leaf_groups() const { return (domains() + domains_per_leaf - 1) / domains_per_leaf; }
   // Capacity of one leaf's uplinks, and the share of it one GPU gets when every GPU of its leaf
   // climbs at once.
-  double leaf_uplink_bytes_per_s() const { return domains_per_leaf * nic_bytes_per_s / oversubscription; }
-  double spine_share_bytes_per_s() const { return nic_bytes_per_s / oversubscription; }
+  double leaf_uplink_bytes_per_s() const { return domains_per_leaf * spine_share_bytes_per_s(); }
+  double spine_share_bytes_per_s() const { return nic_bytes_per_s / oversubscription * spine_routing_efficiency; }
   // One-way latency of a message between two GPUs of different domains: two NIC ends and the
   // three switch hops leaf, spine, leaf. Taken for every path between domains, also under one
   // leaf (two hops shorter, about half a microsecond): SimGrid's CM02 shares a link among flows
@@ -76,6 +79,12 @@ struct TopologyError : std::invalid_argument {
 // included (spine share, domain uplink): finite, speeds and bandwidths > 0, latencies >= 0,
 // all within what a double-precision simulation of a step can resolve. Throws TopologyError.
 void check_topology(const Topology& t);
+
+// Static ECMP hashing `flows` flows, each onto one of `uplinks` equal uplinks at random: the
+// mean load over the expected load of the busiest uplink, which a synchronised collective waits
+// for (1 when every uplink gets its share). Exact balls-into-bins up to 5e4 flow x uplink
+// pairs, the Poisson approximation (independent Poisson(flows / uplinks) loads) above.
+double ecmp_efficiency(int flows, int uplinks);
 
 // gpus_per_domain = 0 takes the system's whole domain. Checked with check_topology().
 Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, Precision precision);

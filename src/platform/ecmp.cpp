@@ -1,0 +1,69 @@
+// Static ECMP as balls into bins: each flow hashed onto one of a leaf's uplinks.
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "moesim/platform/topology.hpp"
+
+namespace moesim::platform {
+
+namespace {
+
+// P(no uplink carries more than `cap` of `flows` flows), exactly: placing the flows uplink by
+// uplink, uplink i of the i still open takes each remaining flow with probability 1/i.
+double probability_max_at_most(int flows, int uplinks, int cap) {
+  std::vector<double> log_factorial(static_cast<std::size_t>(flows) + 1, 0.0);
+  for (int n = 1; n <= flows; ++n) log_factorial[static_cast<std::size_t>(n)] = std::lgamma(n + 1.0);
+  const auto lf = [&](int n) { return log_factorial[static_cast<std::size_t>(n)]; };
+  std::vector<double> placed(static_cast<std::size_t>(flows) + 1, 0.0);  // flows left -> probability
+  placed[static_cast<std::size_t>(flows)] = 1.0;
+  for (int open = uplinks; open >= 2; --open) {
+    std::vector<double> next(placed.size(), 0.0);
+    const double p = 1.0 / open, log_p = std::log(p), log_q = std::log1p(-p);
+    for (int left = 0; left <= flows; ++left) {
+      const double w = placed[static_cast<std::size_t>(left)];
+      if (w == 0) continue;
+      for (int here = 0; here <= std::min(cap, left); ++here) {
+        const double log_binomial = lf(left) - lf(here) - lf(left - here);
+        next[static_cast<std::size_t>(left - here)] += w * std::exp(log_binomial + here * log_p + (left - here) * log_q);
+      }
+    }
+    placed = std::move(next);
+  }
+  double total = 0;  // the last uplink takes whatever is left
+  for (int left = 0; left <= std::min(cap, flows); ++left) total += placed[static_cast<std::size_t>(left)];
+  return total;
+}
+
+// The same, with the uplinks' loads taken as independent Poisson(flows / uplinks) counts.
+double poisson_probability_max_at_most(int flows, int uplinks, int cap) {
+  const double mean = static_cast<double>(flows) / uplinks;
+  double term = std::exp(-mean), cdf = 0;
+  for (int k = 0; k <= cap; ++k) {
+    cdf += term;
+    term *= mean / (k + 1);
+  }
+  return std::pow(std::min(1.0, cdf), uplinks);
+}
+
+}  // namespace
+
+double ecmp_efficiency(int flows, int uplinks) {
+  if (flows < 1 || uplinks < 1)
+    throw std::invalid_argument("ecmp_efficiency: flows and uplinks must be positive, got " + std::to_string(flows) +
+                                " and " + std::to_string(uplinks));
+  const bool exact = static_cast<double>(flows) * uplinks <= 5e4;
+  // E[max] = sum over c >= 0 of P(max > c), up to where the busiest uplink is surely below c.
+  double expected_max = 0;
+  for (int cap = 0; cap < flows; ++cap) {
+    const double at_most =
+        exact ? probability_max_at_most(flows, uplinks, cap) : poisson_probability_max_at_most(flows, uplinks, cap);
+    expected_max += 1.0 - at_most;
+    if (1.0 - at_most < 1e-12) break;
+  }
+  const double mean = static_cast<double>(flows) / uplinks;
+  return std::min(1.0, mean / std::max(expected_max, mean));
+}
+
+}  // namespace moesim::platform
