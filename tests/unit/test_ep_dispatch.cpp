@@ -322,3 +322,41 @@ TEST_CASE("HybridEP against its published GB200 and H100 tables", "[platform][ep
       {"H100 EP16 16 SMs combine", 62.95, bandwidth("hgx-h100", 16, 16, C), +41.3},
   });
 }
+
+TEST_CASE("DeepEP V2 (NCCL Gin) against its published table, at the rates of the what-if scenario",
+          "[platform][ep][published]") {
+  // DEP-2: 8,192 tokens per rank, hidden 7168, top-8 (taken over 256 experts, uniform: V2's test
+  // has no group limit), FP8 dispatch and BF16 combine; "logical bandwidth" over (token, node)
+  // pairs (internode) or received copies (intranode), the own included, of tokens counted with
+  // their top-k indices and weights: 7,488 bytes in FP8, 14,368 in BF16 (tests/elastic/test_ep.py).
+  // SM90 is taken as HGX H100: at EP 8 x 2 its 90 GB/s needs about 255 GB/s of NVLink
+  // forwarding, more than an H800's port. SM100 is HGX B200; both with CX7 at 400 Gb/s.
+  const Scenario what_if = test::bundled("scenarios/hgx-h100-1024-ep64-deepep-v2.json");
+  const EpDispatcherRates rates = ep_exchange_request(what_if.recipe, what_if.stack, ModelSpec{}).rates;
+  auto bandwidth = [&](const char* system, int ep, int sms, EpKernel kernel) {
+    const Topology t = system_topology(system, ep);
+    const bool dispatch = kernel == EpKernel::dispatch;
+    EpExchangeRequest r = request(EpDispatcher::deepep, kernel, kHidden * (dispatch ? kFp8 : 2.0), {256, 8, 1, 1});
+    r.tokens = 8192;
+    r.rates = rates;
+    r.sms = sms;
+    const EpExchangePlan p = plan_ep_exchange(t, range_group(0, ep), r, 0);
+    const double counted_per_moesim_byte = (dispatch ? 7488.0 : 14368.0) / r.token_bytes;
+    return (p.two_hop ? p.logical_rdma_bytes : p.logical_nvlink_bytes) * counted_per_moesim_byte / p.seconds / 1e9;
+  };
+  const EpKernel D = EpKernel::dispatch, C = EpKernel::combine;
+  test::check_published({
+      {"B200 EP8 64 SMs dispatch (source of nvlink_efficiency)", 726, bandwidth("hgx-b200", 8, 64, D)},
+      {"B200 EP8 64 SMs combine (source of nvlink_efficiency)", 740, bandwidth("hgx-b200", 8, 64, C)},
+      {"B200 EP8 24 SMs dispatch (source of sm_gbytes_per_s)", 643, bandwidth("hgx-b200", 8, 24, D)},
+      {"B200 EP8 24 SMs combine (source of sm_gbytes_per_s)", 675, bandwidth("hgx-b200", 8, 24, C)},
+      {"H100 EP 8 x 2 12 SMs dispatch (source of rdma_efficiency)", 90, bandwidth("hgx-h100", 16, 12, D)},
+      {"B200 EP 8 x 2 12 SMs combine (source of rdma_efficiency)", 91, bandwidth("hgx-b200", 16, 12, C)},
+      {"B200 EP 8 x 2 12 SMs dispatch", 90, bandwidth("hgx-b200", 16, 12, D)},
+      {"H100 EP 8 x 4 6 SMs dispatch", 61, bandwidth("hgx-h100", 32, 6, D)},
+      {"H100 EP 8 x 4 6 SMs combine", 61, bandwidth("hgx-h100", 32, 6, C)},
+      // Slower than B200's 91 on the same NIC; at the rates above neither H100's NVLink (313 GB/s
+      // at V2's B200 efficiency) nor its 12 SMs (295 GB/s) bind the 255 GB/s it forwards.
+      {"H100 EP 8 x 2 12 SMs combine", 81, bandwidth("hgx-h100", 16, 12, C), +12.2},
+  });
+}
