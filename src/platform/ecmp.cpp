@@ -36,16 +36,24 @@ double probability_max_at_most(int flows, int uplinks, int cap) {
   return total;
 }
 
-// The same, with the uplinks' loads taken as independent Poisson(flows / uplinks) counts.
-double poisson_probability_max_at_most(int flows, int uplinks, int cap) {
-  const double mean = static_cast<double>(flows) / uplinks;
-  double term = std::exp(-mean), cdf = 0;
-  for (int k = 0; k <= cap; ++k) {
-    cdf += term;
-    term *= mean / (k + 1);
+// The same, with the uplinks' loads taken as independent Poisson(flows / uplinks) counts. The
+// CDF is summed term by term from each term's logarithm, so a large mean does not underflow.
+class PoissonMax {
+ public:
+  PoissonMax(int flows, int uplinks) : mean_(static_cast<double>(flows) / uplinks), uplinks_(uplinks) {}
+  // P(max <= cap) for cap = 0, 1, 2, ... in turn.
+  double next() {
+    cdf_ += std::exp(k_ * std::log(mean_) - mean_ - std::lgamma(k_ + 1.0));
+    ++k_;
+    return std::pow(std::min(1.0, cdf_), uplinks_);
   }
-  return std::pow(std::min(1.0, cdf), uplinks);
-}
+
+ private:
+  double mean_;
+  int uplinks_;
+  int k_ = 0;
+  double cdf_ = 0;
+};
 
 }  // namespace
 
@@ -53,16 +61,20 @@ double ecmp_efficiency(int flows, int uplinks) {
   if (flows < 1 || uplinks < 1)
     throw std::invalid_argument("ecmp_efficiency: flows and uplinks must be positive, got " + std::to_string(flows) +
                                 " and " + std::to_string(uplinks));
-  const bool exact = static_cast<double>(flows) * uplinks <= 5e4;
-  // E[max] = sum over c >= 0 of P(max > c), up to where the busiest uplink is surely below c.
+  // The exact count costs uplinks x flows x cap per cap: kept to about 1e7 steps in all.
+  const double mean = static_cast<double>(flows) / uplinks;
+  const double last_cap = mean + 6 * std::sqrt(mean) + 6;
+  const bool exact = static_cast<double>(flows) * uplinks * last_cap * last_cap <= 1e7;
+  PoissonMax poisson(flows, uplinks);
+  // E[max] = sum over c >= 0 of P(max > c), up to where the busiest uplink is surely below c
+  // (40 standard deviations above the mean leave under 1e-300 per uplink).
+  const double beyond = std::min(static_cast<double>(flows), mean + 40 * std::sqrt(mean) + 40);
   double expected_max = 0;
-  for (int cap = 0; cap < flows; ++cap) {
-    const double at_most =
-        exact ? probability_max_at_most(flows, uplinks, cap) : poisson_probability_max_at_most(flows, uplinks, cap);
+  for (int cap = 0; cap < beyond; ++cap) {
+    const double at_most = exact ? probability_max_at_most(flows, uplinks, cap) : poisson.next();
     expected_max += 1.0 - at_most;
     if (1.0 - at_most < 1e-12) break;
   }
-  const double mean = static_cast<double>(flows) / uplinks;
   return std::min(1.0, mean / std::max(expected_max, mean));
 }
 

@@ -82,8 +82,8 @@ void check_topology(const Topology& t);
 
 // Static ECMP hashing `flows` flows, each onto one of `uplinks` equal uplinks at random: the
 // mean load over the expected load of the busiest uplink, which a synchronised collective waits
-// for (1 when every uplink gets its share). Exact balls-into-bins up to 5e4 flow x uplink
-// pairs, the Poisson approximation (independent Poisson(flows / uplinks) loads) above.
+// for (1 when every uplink gets its share). Exact balls-into-bins while that takes about 1e7
+// steps at most, the Poisson approximation (independent Poisson(flows / uplinks) loads) above.
 double ecmp_efficiency(int flows, int uplinks);
 
 // gpus_per_domain = 0 takes the system's whole domain. Checked with check_topology().
