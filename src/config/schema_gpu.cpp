@@ -15,7 +15,11 @@ void describe_gpu(Reader& r, GpuSpec& g) {
   r.number(key("fp4_dense_tflops", "dense FP4 tensor-core peak; 0 = no FP4 tensor cores")
                .in("TFLOP/s", 1e12).at_least(1).at_most(1e5).or_exactly(0),
            g.fp4_flop_per_s);
-  r.number(key("hbm_gbytes", "HBM capacity as the device reports it (NVML's total; Hopper's '80 GB' is 80 GiB, 85.52 GB)").in("GB", 1e9).at_least(1).at_most(1e5),
+  r.number(key("hbm_gbytes", "HBM capacity as the device reports it (NVML's total; Hopper's '80 GB' is 80 GiB, "
+                             "85.52 GB)")
+               .in("GB", 1e9)
+               .at_least(1)
+               .at_most(1e5),
            g.hbm_bytes);
   r.number(key("hbm_usable_gbytes", "HBM that training can allocate (capacity less driver and context reserve)")
                .in("GB", 1e9).at_least(1).at_most(1e5),

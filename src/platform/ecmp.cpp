@@ -1,4 +1,5 @@
 // Static ECMP as balls into bins: each flow hashed onto one of a leaf's uplinks.
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -26,7 +27,8 @@ double probability_max_at_most(int flows, int uplinks, int cap) {
       if (w == 0) continue;
       for (int here = 0; here <= std::min(cap, left); ++here) {
         const double log_binomial = lf(left) - lf(here) - lf(left - here);
-        next[static_cast<std::size_t>(left - here)] += w * std::exp(log_binomial + here * log_p + (left - here) * log_q);
+        const double log_here = log_binomial + here * log_p + (left - here) * log_q;  // binomial(left, p)
+        next[static_cast<std::size_t>(left - here)] += w * std::exp(log_here);
       }
     }
     placed = std::move(next);

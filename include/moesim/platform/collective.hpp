@@ -62,8 +62,8 @@ TierLoad tier_load(const Topology& t, CollectiveKind kind, const Group& g, doubl
 double tier_seconds(const Topology& t, const TierLoad& load);
 // Analytical duration of the collective on an idle platform (its busiest rank).
 double closed_form_seconds(const Topology& t, CollectiveKind kind, const Group& g, double bytes);
-// "nvlink", "nic" or "spine" (the NIC tier when the spine share is below the NIC): the tier that bounds the
-// collective; "none" when nothing moves (a group of one).
+// "nvlink", "nic" or "spine" (the NIC tier when the spine share is below the NIC): the tier that
+// bounds the collective; "none" when nothing moves (a group of one).
 std::string_view bottleneck(const Topology& t, CollectiveKind kind, const Group& g, double bytes);
 std::string_view bottleneck(const Topology& t, const TierLoad& load);
 
