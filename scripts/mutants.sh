@@ -38,6 +38,7 @@ src/workload/step_builder.cpp @@ s_.recipe.overlap_grad_reduce ? last_gradient_[
 src/model/flops.cpp @@ constexpr double kPasses = 6.0; @@ constexpr double kPasses = 4.0; @@ [model]
 src/driver/run.cpp @@ s.training.seq_len / m.step_time_s / s.gpus; @@ s.training.seq_len / m.step_time_s / s.gpus / 2; @@ [metrics]
 src/platform/nccl_model.cpp @@ const int stages = kind == CollectiveKind::all_reduce ? 3 : 2; @@ const int stages = 2; @@ [nccl]
+src/platform/nccl_model.cpp @@ return pipeline_fill_s(2 * depth + 3, @@ return pipeline_fill_s(2 * depth + 1, @@ [nccl]
 src/platform/collective_load.cpp @@ const int heads = std::min(k, kMaxNvlsHeads); @@ const int heads = k; @@ [nccl]
 src/plan/saved_tensors.cpp @@ s.sc.recipe.activation_fp8_input_store && !act_recomputed; @@ s.sc.recipe.activation_fp8_input_store; @@ [memory]
 src/platform/topology.cpp @@ t.spine_routing_efficiency = ecmp_efficiency(flows_per_nic * t.domains_per_leaf, uplinks); @@ t.spine_routing_efficiency = ecmp_efficiency(t.domains_per_leaf, uplinks); @@ [fabric]

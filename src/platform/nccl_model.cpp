@@ -150,29 +150,53 @@ std::vector<Candidate> candidates(const Topology& t, CollectiveKind kind, const 
   return out;
 }
 
-// NCCL's NVLS kernels inside one NVSwitch domain (NCCL-KERN: src/device/all_reduce.h,
-// reduce_scatter.h, all_gather.h at v2.30.7) split each channel's warps into stages linked by Simple-protocol
-// FIFOs: an all-reduce scatters its input into the switch's buffers, reduces and multicasts it
-// (multimem), then gathers the result (3 stages); a reduce-scatter scatters and reduces, an
-// all-gather multicasts and gathers (2 stages). A channel walks its share of the buffer in
-// iterations of heads x chunk bytes, and its stages overlap only once iterations follow one
-// another: (iterations + stages - 1) iteration times, the bandwidth time plus (stages - 1)
-// iterations of filling and draining, or every stage in turn when the share is less than one
-// iteration. This is the ramp of NVLS's bus bandwidth from megabytes to gigabytes.
+// NCCL's NVLS kernels (NCCL-KERN: src/device/all_reduce.h, reduce_scatter.h, all_gather.h at
+// v2.30.7) split each channel's warps into stages linked by Simple-protocol FIFOs, and a channel
+// walks its share of the buffer in iterations of heads x chunk bytes. The stages overlap only
+// once iterations follow one another: (iterations + stages - 1) iteration times, the bandwidth
+// time plus (stages - 1) iterations of filling and draining, or every stage in turn when the
+// share is less than one iteration. This is the ramp of NVLS's bus bandwidth from megabytes to
+// gigabytes.
+double pipeline_fill_s(int stages, double iterations, double bandwidth_s) {
+  return (stages - 1) * bandwidth_s / std::max(1.0, iterations);
+}
+
+constexpr double KiB = 1024;
+
+// Inside one domain an all-reduce scatters its input into the switch's buffers, reduces and
+// multicasts it (multimem), then gathers the result (3 stages); a reduce-scatter scatters and
+// reduces, an all-gather multicasts and gathers (2 stages). NCCL's chunk (enqueue.cc):
+// NCCL_NVLS_CHUNKSIZE 128 KiB, halved below 64, 8 and 2 rounds of all channels' heads, down to
+// 16 KiB.
 double nvls_pipeline_fill_s(CollectiveKind kind, const GroupLayout& l, double bytes, int channels,
                             double bandwidth_s) {
   if (channels <= 0 || bytes <= 0) return 0;
-  constexpr double KiB = 1024;
   const int stages = kind == CollectiveKind::all_reduce ? 3 : 2;
   const double concurrent_ops = double(channels) * std::min(l.size, detail::kMaxNvlsHeads);
-  // NCCL's chunk (enqueue.cc): NCCL_NVLS_CHUNKSIZE 128 KiB, halved below 64, 8 and 2 rounds of
-  // all channels' heads, down to 16 KiB.
   double chunk = 128 * KiB;
   if (bytes < 64 * concurrent_ops * chunk) chunk = 64 * KiB;
   if (bytes < 8 * concurrent_ops * chunk) chunk = 32 * KiB;
   if (bytes < 2 * concurrent_ops * chunk) chunk = 16 * KiB;
-  const double iterations = bytes / (concurrent_ops * chunk);
-  return (stages - 1) * bandwidth_s / std::max(1.0, iterations);
+  return pipeline_fill_s(stages, bytes / (concurrent_ops * chunk), bandwidth_s);
+}
+
+// Across domains (RunWorkColl NVLS_TREE) a chunk passes the scatter warps, the reduce warps of
+// its head and of each ancestor up the tree, which send it over the network, the root's
+// reduce-and-broadcast, the broadcast warps of each node back down, and the gather warps: 2D + 3
+// stages for a tree of depth D = ceil(log2 domains) (ncclGetBtree). The chunk (enqueue.cc):
+// 128 KiB, at most 64 KiB from 4 domains on (NCCL_NVLS_TREE_MAXCHUNKSIZE), halved to 256, 128,
+// 64 and 32 KiB below 32, 16, 4 and 1 rounds of all channels' heads.
+double nvls_tree_pipeline_fill_s(const GroupLayout& l, double bytes, int channels, double bandwidth_s) {
+  if (channels <= 0 || bytes <= 0) return 0;
+  int depth = 0;
+  while ((1 << depth) < l.domains) ++depth;
+  const double concurrent_ops = double(channels) * std::min(l.max_per_domain, detail::kMaxNvlsHeads);
+  double chunk = l.domains >= 4 ? 64 * KiB : 128 * KiB;
+  if (bytes < 32 * concurrent_ops * chunk && chunk > 256 * KiB) chunk = 256 * KiB;
+  if (bytes < 16 * concurrent_ops * chunk && chunk > 128 * KiB) chunk = 128 * KiB;
+  if (bytes < 4 * concurrent_ops * chunk && chunk > 64 * KiB) chunk = 64 * KiB;
+  if (bytes < 1 * concurrent_ops * chunk && chunk > 32 * KiB) chunk = 32 * KiB;
+  return pipeline_fill_s(2 * depth + 3, bytes / (concurrent_ops * chunk), bandwidth_s);
 }
 
 // Rates and latency of one candidate for one member (bytes and steps from algorithm_load).
@@ -200,6 +224,10 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
   load.latency_s = nccl_latency_s(c.algorithm, c.protocol, kind, l.size, l.domains);
   if (c.algorithm == NcclAlgorithm::nvls)  // NVLink only: its bytes at its rate
     load.latency_s += nvls_pipeline_fill_s(kind, l, bytes, channels, load.nvlink_bytes / load.nvlink_bytes_per_s);
+  if (c.algorithm == NcclAlgorithm::nvls_tree)  // the busier of its two tiers sets the iterations' pace
+    load.latency_s += nvls_tree_pipeline_fill_s(
+        l, bytes, channels,
+        std::max(load.nvlink_bytes / load.nvlink_bytes_per_s, load.nic_bytes / load.nic_bytes_per_s));
   return load;
 }
 
