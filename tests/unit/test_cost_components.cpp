@@ -8,6 +8,7 @@
 //    break the derivation.
 // Tolerances were fixed before the results were seen.
 #include <catch2/catch.hpp>
+#include <cstdio>
 
 #include <cmath>
 #include <fstream>
@@ -234,7 +235,7 @@ TEST_CASE("sustained clocks follow their published best-shape GEMM rates", "[cos
         Approx(gb200.sustained_clock_hz_fp8 / gb200.sustained_clock_hz_bf16).epsilon(0.002));
 }
 
-TEST_CASE("Blackwell anchors: MXFP8 grouped GEMM, cuDNN attention, Blackwell Ultra softmax", "[cost][components]") {
+TEST_CASE("Blackwell anchors: MXFP8 grouped GEMM, cuDNN attention at DeepSeek-V3's shape", "[cost][components]") {
   const GpuSpec gb200 = gpu("gb200"), gb300 = gpu("gb300"), b200 = gpu("b200");
   SECTION("MLM-G §1: MXFP8 grouped GEMM on GB200, 2,672 TFLOP/s at K = 7168, N = 2048") {
     // DeepSeek-V3 at EP32: 8 local experts of 4096 tokens.
@@ -248,25 +249,34 @@ TEST_CASE("Blackwell anchors: MXFP8 grouped GEMM, cuDNN attention, Blackwell Ult
   att.attention_seq_len = 4096;
   att.attention_qk_dim = 192;
   att.attention_v_dim = 128;
-  SECTION("FA4: cuDNN 9.13 BF16 forward on B200 = 1,613 / 1.3 TFLOP/s (head dim 128)") {
-    att.attention_qk_dim = att.attention_v_dim = 128;
-    att.low_precision = false;
-    const auto f = cost::op_cost(att, model::Pass::forward, Precision::bf16, b200, calibration());
-    CHECK(f.flop / f.gpu_seconds / 1e12 == Approx(1613 / 1.3).epsilon(0.02));
-  }
-  SECTION("SFU: ~35 % more FP8 forward attention on GB300 than GB200 (DeepSeek-V3 MLA)") {
+  SECTION("CUDNN-FE: cuDNN 9.26 at DeepSeek-V3's shape, GB200 the source, GB300 predicted") {
+    // Causal, batch 2, 128 heads, S = 4,096, d_qk 192, d_v 128; published times in ms. GB200's
+    // four and GB300's MXFP8 forward give the efficiencies (configs/calibration/kernels.json);
+    // GB300's other three are predictions, held to 10 %.
+    att.attention_sequences = 2;
+    struct Row {
+      const GpuSpec* gpu;
+      bool mxfp8;
+      model::Pass pass;
+      double published_ms;
+      bool source;
+    };
+    const model::Pass F = model::Pass::forward, B = model::Pass::backward;
+    const Row rows[] = {{&gb200, false, F, 0.944, true}, {&gb200, false, B, 3.262, true},
+                        {&gb200, true, F, 0.679, true},  {&gb200, true, B, 2.505, true},
+                        {&gb300, true, F, 0.540, true},  {&gb300, false, F, 0.812, false},
+                        {&gb300, false, B, 3.090, false}, {&gb300, true, B, 2.294, false}};
+    for (const Row& r : rows) {
+      att.low_precision = r.mxfp8;
+      const auto c = cost::op_cost(att, r.pass, r.mxfp8 ? Precision::mxfp8 : Precision::bf16, *r.gpu, calibration());
+      INFO(r.gpu->name << (r.mxfp8 ? " MXFP8 " : " BF16 ") << (r.pass == F ? "forward" : "backward") << ": moesim "
+                       << c.gpu_seconds * 1e3 << " ms, published " << r.published_ms);
+      CHECK(c.gpu_seconds * 1e3 == Approx(r.published_ms).epsilon(r.source ? 0.005 : 0.10));
+    }
+    // GB200's MXFP8 forward is bound by its SFUs, GB300's (doubled SFUs) by its tensor cores.
     att.low_precision = true;
-    const auto f200 = cost::op_cost(att, model::Pass::forward, Precision::mxfp8, gb200, calibration());
-    const auto f300 = cost::op_cost(att, model::Pass::forward, Precision::mxfp8, gb300, calibration());
-    CHECK(f200.bound == cost::Bound::exponential);  // Blackwell: SFU-bound in FP8
-    CHECK(f300.bound == cost::Bound::tensor);       // Blackwell Ultra: doubled SFUs
-    CHECK(f200.gpu_seconds / f300.gpu_seconds == Approx(1.35).epsilon(0.02));
-    // BF16 attention gains only the clock: both are tensor-bound.
-    att.low_precision = false;
-    const auto b200f = cost::op_cost(att, model::Pass::forward, Precision::bf16, gb200, calibration());
-    const auto b300f = cost::op_cost(att, model::Pass::forward, Precision::bf16, gb300, calibration());
-    CHECK(b200f.gpu_seconds / b300f.gpu_seconds ==
-          Approx(gb300.sustained_clock_hz_bf16 / gb200.sustained_clock_hz_bf16).epsilon(1e-6));
+    CHECK(cost::op_cost(att, F, Precision::mxfp8, gb200, calibration()).bound == cost::Bound::exponential);
+    CHECK(cost::op_cost(att, F, Precision::mxfp8, gb300, calibration()).bound == cost::Bound::tensor);
   }
   SECTION("element-wise HBM efficiency: the H200 RMSNorm scaled by the generations' streaming") {
     // 0.51 (H200 RMSNorm, measured) x (GB200 7.35 of 8 TB/s, AZ-BLOG) / (H200 4.01 of 4.8 TB/s,
@@ -282,3 +292,4 @@ TEST_CASE("Blackwell anchors: MXFP8 grouped GEMM, cuDNN attention, Blackwell Ult
     CHECK(s < 1.2 * 580.6e-6);
   }
 }
+
