@@ -11,11 +11,16 @@ namespace moesim::platform {
 
 namespace {
 
+// log(n!) for n = 0..flows.
+std::vector<double> log_factorials(int flows) {
+  std::vector<double> table(static_cast<std::size_t>(flows) + 1, 0.0);
+  for (int n = 1; n <= flows; ++n) table[static_cast<std::size_t>(n)] = std::lgamma(n + 1.0);
+  return table;
+}
+
 // P(no uplink carries more than `cap` of `flows` flows), exactly: placing the flows uplink by
 // uplink, uplink i of the i still open takes each remaining flow with probability 1/i.
-double probability_max_at_most(int flows, int uplinks, int cap) {
-  std::vector<double> log_factorial(static_cast<std::size_t>(flows) + 1, 0.0);
-  for (int n = 1; n <= flows; ++n) log_factorial[static_cast<std::size_t>(n)] = std::lgamma(n + 1.0);
+double probability_max_at_most(int flows, int uplinks, int cap, const std::vector<double>& log_factorial) {
   const auto lf = [&](int n) { return log_factorial[static_cast<std::size_t>(n)]; };
   std::vector<double> placed(static_cast<std::size_t>(flows) + 1, 0.0);  // flows left -> probability
   placed[static_cast<std::size_t>(flows)] = 1.0;
@@ -67,13 +72,14 @@ double ecmp_efficiency(int flows, int uplinks) {
   const double mean = static_cast<double>(flows) / uplinks;
   const double last_cap = mean + 6 * std::sqrt(mean) + 6;
   const bool exact = static_cast<double>(flows) * uplinks * last_cap * last_cap <= 1e7;
+  const std::vector<double> log_factorial = exact ? log_factorials(flows) : std::vector<double>{};
   PoissonMax poisson(flows, uplinks);
   // E[max] = sum over c >= 0 of P(max > c), up to where the busiest uplink is surely below c
   // (40 standard deviations above the mean leave under 1e-300 per uplink).
   const double beyond = std::min(static_cast<double>(flows), mean + 40 * std::sqrt(mean) + 40);
   double expected_max = 0;
   for (int cap = 0; cap < beyond; ++cap) {
-    const double at_most = exact ? probability_max_at_most(flows, uplinks, cap) : poisson.next();
+    const double at_most = exact ? probability_max_at_most(flows, uplinks, cap, log_factorial) : poisson.next();
     expected_max += 1.0 - at_most;
     if (1.0 - at_most < 1e-12) break;
   }

@@ -184,16 +184,15 @@ double nvls_pipeline_fill_s(CollectiveKind kind, const GroupLayout& l, double by
 // its head and of each ancestor up the tree, which send it over the network, the root's
 // reduce-and-broadcast, the broadcast warps of each node back down, and the gather warps: 2D + 3
 // stages for a tree of depth D = ceil(log2 domains) (ncclGetBtree). The chunk (enqueue.cc):
-// 128 KiB, at most 64 KiB from 4 domains on (NCCL_NVLS_TREE_MAXCHUNKSIZE), halved to 256, 128,
-// 64 and 32 KiB below 32, 16, 4 and 1 rounds of all channels' heads.
+// 128 KiB, at most 64 KiB from 4 domains on (NCCL_NVLS_TREE_MAXCHUNKSIZE), halved to 64 and
+// 32 KiB below 4 and 1 rounds of all channels' heads (NCCL's 256 and 128 KiB steps for larger
+// chunks never apply to the default 128 KiB).
 double nvls_tree_pipeline_fill_s(const GroupLayout& l, double bytes, int channels, double bandwidth_s) {
   if (channels <= 0 || bytes <= 0) return 0;
   int depth = 0;
   while ((1 << depth) < l.domains) ++depth;
   const double concurrent_ops = double(channels) * std::min(l.max_per_domain, detail::kMaxNvlsHeads);
   double chunk = l.domains >= 4 ? 64 * KiB : 128 * KiB;
-  if (bytes < 32 * concurrent_ops * chunk && chunk > 256 * KiB) chunk = 256 * KiB;
-  if (bytes < 16 * concurrent_ops * chunk && chunk > 128 * KiB) chunk = 128 * KiB;
   if (bytes < 4 * concurrent_ops * chunk && chunk > 64 * KiB) chunk = 64 * KiB;
   if (bytes < 1 * concurrent_ops * chunk && chunk > 32 * KiB) chunk = 32 * KiB;
   return pipeline_fill_s(2 * depth + 3, bytes / (concurrent_ops * chunk), bandwidth_s);
