@@ -39,6 +39,13 @@ TierLoad ring(const GroupLayout& l, int member, double per_member_bytes, int ste
 
 }  // namespace
 
+double double_binary_tree_peak_sends(int nodes) {
+  if (nodes <= 1) return 0;
+  if (nodes == 2) return 1;
+  if (nodes == 3) return 1.5;
+  return 2;
+}
+
 TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const GroupLayout& l, int member,
                         double bytes) {
   if (bytes < 0) throw std::invalid_argument("collective: negative byte count");
@@ -74,8 +81,11 @@ TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const Grou
     }
     case NcclAlgorithm::tree: {
       if (!reduction || d == 1) unsupported(algorithm, kind);
+      // Inside a domain the tree is a chain (S up, S down); across domains the member's NIC
+      // carries its 1/k of the busiest node's double-binary-tree traffic, which every member is
+      // timed with (the collective ends when that node does).
       use(2 * bytes * (k - 1) / k, k > 1, 1, load.nvlink_bytes, load.nvlink_steps);
-      use(2 * bytes / k, true, 1, load.nic_bytes, load.nic_steps);
+      use(double_binary_tree_peak_sends(d) * bytes / k, true, 1, load.nic_bytes, load.nic_steps);
       split_spine(load, l.spine_fraction_of_domains(member));
       return load;
     }
@@ -89,11 +99,11 @@ TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const Grou
       if (!reduction || d == 1) unsupported(algorithm, kind);
       use(bytes * (k + 1) / k, k > 1, 1, load.nvlink_bytes, load.nvlink_steps);
       // Across domains only the heads' NICs carry the trees (NCCL connect.cc connectNvls): a
-      // head sends and receives its 1/heads of S once between two domains, twice as an inner
-      // node of the double binary tree. The collective ends when the heads' NICs do, so every
-      // member is timed as a head; the spine carries what the heads really send.
+      // head sends and receives its 1/heads of the double binary tree's traffic. The collective
+      // ends when the busiest node's heads do, so every member is timed as such a head; the
+      // spine carries what the heads really send.
       const int heads = std::min(k, kMaxNvlsHeads);
-      use((d == 2 ? 1.0 : 2.0) * bytes / heads, true, 1, load.nic_bytes, load.nic_steps);
+      use(double_binary_tree_peak_sends(d) * bytes / heads, true, 1, load.nic_bytes, load.nic_steps);
       split_spine(load, l.spine_fraction_of_domains(member) * heads / k);
       return load;
     }

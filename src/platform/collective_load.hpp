@@ -12,6 +12,13 @@ namespace moesim::platform::detail {
 // this many (the NVLS graph's channels, search.cc), and each head drives its own NIC.
 constexpr int kMaxNvlsHeads = 32;
 
+// What the busiest node of NCCL's double binary tree over `nodes` nodes sends (and receives) per
+// byte of the collective (ncclGetDtree, src/graph/trees.cc). Each tree carries half of the data;
+// a node sends it once to its parent and once to each child. With 2 nodes each is the root of
+// one tree and the leaf of the other (1); with 3 the trees are chains and one node is the middle
+// of one (1.5); from 4 on some node has two children in one tree and a parent in both (2).
+double double_binary_tree_peak_sends(int nodes);
+
 // Bytes member `member` moves through each tier under `algorithm` for one collective of `bytes`
 // (see collective.hpp for what `bytes` means per kind), and the algorithm's latency-bound steps
 // on each used tier (ring: its n-1 or 2(n-1) steps; the others one). Rates and latency_s are

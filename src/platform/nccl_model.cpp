@@ -208,7 +208,9 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
   const double factor = protocol_factor(c.protocol);
   double nvl_rate = t.nvlink_bytes_per_s * (nvls ? nc.nvls_efficiency : nc.nvlink_efficiency * factor);
   double nic_rate = detail::port_nic_rate(t) * nc.net_efficiency * factor;
-  if (c.algorithm == NcclAlgorithm::tree && kind == CollectiveKind::all_reduce) nic_rate *= 0.92;
+  // NCCL's tuning model also takes 0.92 off the tree's bandwidth; moesim leaves it out, since the
+  // tree's NICs carry the double binary tree's real bytes (algorithm_load) at the same transport
+  // efficiency as the ring's (NCCL1801: 47.5 against the ring's 49.2 GB/s per NIC).
   if (c.algorithm == NcclAlgorithm::pat) nic_rate *= 0.75;
   if (c.protocol == NcclProtocol::ll128 && channels > 0) {
     const double cap = channels * ll128_channel_cap_bytes_per_s(nc.blackwell);
@@ -223,10 +225,9 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
   load.latency_s = nccl_latency_s(c.algorithm, c.protocol, kind, l.size, l.domains);
   if (c.algorithm == NcclAlgorithm::nvls)  // NVLink only: its bytes at its rate
     load.latency_s += nvls_pipeline_fill_s(kind, l, bytes, channels, load.nvlink_bytes / load.nvlink_bytes_per_s);
-  if (c.algorithm == NcclAlgorithm::nvls_tree)  // the busier of its two tiers sets the iterations' pace
-    load.latency_s += nvls_tree_pipeline_fill_s(
-        l, bytes, channels,
-        std::max(load.nvlink_bytes / load.nvlink_bytes_per_s, load.nic_bytes / load.nic_bytes_per_s));
+  // Across domains the busier of the two tiers sets the iterations' pace.
+  const double paced_s = std::max(load.nvlink_bytes / load.nvlink_bytes_per_s, load.nic_bytes / load.nic_bytes_per_s);
+  if (c.algorithm == NcclAlgorithm::nvls_tree) load.latency_s += nvls_tree_pipeline_fill_s(l, bytes, channels, paced_s);
   return load;
 }
 
