@@ -37,6 +37,7 @@ struct Options {
   int groups = 1;
   int topk_groups = 0;
   std::string algo;  // NCCL_ALGO; empty: NCCL's choice
+  bool nvls = true;  // NCCL_NVLS_ENABLE
   std::string dispatcher = "deepep";
   int sms = 24;
   bool fp8 = true;
@@ -117,6 +118,10 @@ void run(const Options& o) {
     throw CLI::ValidationError("--ranks", fmt::format("1..{} GPUs on {}", system.max_gpus, system.name));
   platform::Topology t = platform::make_topology(system, o.ranks, o.gpus_per_domain,
                                                  o.fp8 ? Precision::fp8 : Precision::bf16);
+  if (!o.nvls) {
+    if (ep_op) throw CLI::ValidationError("--no-nvls", "applies to NCCL collectives, not to " + o.op);
+    t.nccl.nvls = false;
+  }
   if (!o.algo.empty()) {
     if (!t.nccl.modelled)
       throw CLI::ValidationError("--algo", fmt::format("{} has no NCCL model (nccl) to force an algorithm of", system.name));
@@ -224,6 +229,8 @@ void add_collective_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--algo", o->algo, "NCCL collectives: force this algorithm, as NCCL_ALGO does (default: NCCL's choice)")
       ->check(CLI::IsMember(forceable_algorithm_names()));
+  cmd->add_flag("!--no-nvls", o->nvls,
+                "NCCL collectives: NVLS and NVLS-tree off, as NCCL_NVLS_ENABLE=0 does (NCCL keeps to ring, tree and PAT)");
   cmd->add_option("--tokens", o->tokens, "EP: tokens per rank")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--hidden", o->hidden, "EP: hidden size")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--experts", o->experts, "EP: routed experts")->check(CLI::PositiveNumber)->capture_default_str();

@@ -110,3 +110,28 @@ TEST_CASE("collective --algo forces NCCL's algorithm, as NCCL_ALGO does, and ref
   CHECK(on_ep.code == 2);
   CHECK_THAT(on_ep.err, Contains("applies to NCCL collectives"));
 }
+
+TEST_CASE("collective --no-nvls turns NVLS and NVLS-tree off, as NCCL_NVLS_ENABLE=0 does", "[small-findings]") {
+  const TempTree tree("collective-nvls");
+  auto algorithm = [&](int ranks, std::vector<std::string> extra) {
+    std::vector<std::string> args{"collective", "--system", "gb200-nvl72", "--op", "all-reduce", "--ranks",
+                                  std::to_string(ranks), "--bytes", "8G", "--fidelity", "closed", "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const test::CliResult r = run_cli(args, tree.root());
+    REQUIRE(r.code == 0);
+    return json::parse(r.out)[0]["algorithm"].get<std::string>();
+  };
+  CHECK(algorithm(72, {}) == "nvls");
+  CHECK(algorithm(72, {"--no-nvls"}) == "ring");
+  CHECK(algorithm(144, {}) == "nvls_tree");
+  const std::string across = algorithm(144, {"--no-nvls"});
+  CHECK((across == "ring" || across == "tree"));
+  const test::CliResult forced = run_cli({"collective", "--system", "gb200-nvl72", "--op", "all-reduce", "--ranks",
+                                          "144", "--no-nvls", "--algo", "nvls_tree"},
+                                         tree.root());
+  CHECK(forced.code == 2);
+  CHECK_THAT(forced.err, Contains("NCCL_ALGO=nvls_tree cannot run"));
+  const test::CliResult on_ep = run_cli({"collective", "--op", "ep-dispatch", "--no-nvls"}, tree.root());
+  CHECK(on_ep.code == 2);
+  CHECK_THAT(on_ep.err, Contains("--no-nvls") && Contains("applies to NCCL collectives"));
+}
