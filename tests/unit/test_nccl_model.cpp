@@ -261,13 +261,17 @@ struct PublishedSize {
   double recorded_miss_percent;
 };
 
-void check_table(const std::string& source, const Topology& t, int ranks, const std::vector<PublishedSize>& sizes) {
+void check_table(const std::string& source, const Topology& t, CollectiveKind kind, int ranks,
+                 const std::vector<PublishedSize>& sizes) {
   std::vector<test::PublishedFigure> rows;
   for (const PublishedSize& s : sizes)
     rows.push_back({source + ", 2^" + std::to_string(s.log2_bytes) + " B", s.busbw_gbytes_per_s,
-                    busbw(t, CollectiveKind::all_reduce, ranks, std::ldexp(1.0, s.log2_bytes)),
-                    s.recorded_miss_percent});
+                    busbw(t, kind, ranks, std::ldexp(1.0, s.log2_bytes)), s.recorded_miss_percent});
   test::check_published(rows);
+}
+
+void check_table(const std::string& source, const Topology& t, int ranks, const std::vector<PublishedSize>& sizes) {
+  check_table(source, t, CollectiveKind::all_reduce, ranks, sizes);
 }
 
 TEST_CASE("NCCL all-reduce against every size of the published nccl-tests tables", "[platform][nccl][published]") {
@@ -321,6 +325,78 @@ TEST_CASE("NCCL all-reduce against every size of the published nccl-tests tables
   check_table("CW48 NVL72, 20 racks, NVLS off", cw48, 1440,
               {{29, 150.95, 263.8}, {30, 218.85, 168.8}, {31, 286.52, 116.4}, {32, 346.38, 88.4},
                {33, 381.48, 75.7}, {34, 405.74, 67.4}});
+}
+
+TEST_CASE("NCCL all-reduce and all-to-all against OCI's GB300, GB200 and B300 tables", "[platform][nccl][published]") {
+  // OCI (oracle-quickstart/oci-gpu-quickstarts): nccl-tests with NCCL's default algorithm, NVLS on;
+  // GB300 NCCL 2.28.7 (every size, 512 KiB to 16 GiB), GB200 2.27.3 and B300 2.28.9 (the two largest
+  // sizes printed). Racks are joined by RoCE; moesim's NICs are InfiniBand's (NT290's 47 GB/s).
+  auto gb300_rack = [](int gpus, int per_domain) { return system_topology("gb300-nvl72", gpus, per_domain); };
+  auto gb200_rack = [](int gpus, int per_domain) { return system_topology("gb200-nvl72", gpus, per_domain); };
+  auto b300 = [](int gpus) { return system_topology("hgx-b300", gpus); };
+  const auto AR = CollectiveKind::all_reduce;
+  const auto A2A = CollectiveKind::all_to_all;
+  check_table("OCI GB300 all-reduce, 4 GPUs", gb300_rack(4, 0), AR, 4,
+              {{19, 43.87, 37.7}, {20, 77.81, 31.9}, {21, 117.78, 33.8}, {22, 152.98, 40.8}, {23, 260.67, 0},
+               {24, 333.72, 14.0}, {25, 413.39, 17.8}, {26, 559.78, 0}, {27, 596.63, 0}, {28, 617.05, 0},
+               {29, 632.27, 0}, {30, 639.96, 0}, {31, 657.53, 0}, {32, 665.45, 0}, {33, 681.03, 0}, {34, 685.19, 0}});
+  check_table("OCI GB300 all-reduce, 8 GPUs (2 trays)", gb300_rack(8, 0), AR, 8,
+              {{19, 30.27, 66.5}, {20, 61.09, 43.7}, {21, 105.46, 32.3}, {22, 131.05, 51.0}, {23, 193.24, 29.4},
+               {24, 276.88, 20.4}, {25, 346.73, 25.4}, {26, 421.21, 21.8}, {27, 596.65, 0}, {28, 657.17, 0},
+               {29, 702.18, 0}, {30, 724.98, 0}, {31, 823.23, -18.3}, {32, 832.47, -18.7}, {33, 838.38, -18.6},
+               {34, 841.63, -18.5}});
+  check_table("OCI GB300 all-reduce, 64 GPUs (16 trays)", gb300_rack(64, 0), AR, 64,
+              {{19, 15.57, 127.8}, {20, 30.87, 104.4}, {21, 59.06, 75.1}, {22, 110.18, 37.9}, {23, 173.82, 14.2},
+               {24, 222.39, 0}, {25, 301.95, 21.9}, {26, 399.55, 0}, {27, 485.05, 11.8}, {28, 583.51, 13.9},
+               {29, 645.41, 0}, {30, 743.33, 0}, {31, 820.02, 0}, {32, 865.47, 0}, {33, 897.52, 0}, {34, 930.48, 0}});
+  check_table("OCI GB300 all-reduce, 2 racks of 64", gb300_rack(128, 64), AR, 128,
+              {{19, 1.70, 721.1}, {20, 4.26, 514.2}, {21, 8.48, 437.2}, {22, 17.18, 319.8}, {23, 33.66, 249.5},
+               {24, 65.35, 168.0}, {25, 124.72, 85.8}, {26, 199.87, 66.4}, {27, 269.75, 61.4}, {28, 312.59, 64.7},
+               {29, 484.55, 17.0}, {30, 566.95, 0}, {31, 622.31, 10.0}, {32, 659.43, 15.9}, {33, 708.75, 14.5},
+               {34, 738.39, 13.4}});
+  check_table("OCI GB300 all-to-all, 4 GPUs", gb300_rack(4, 0), A2A, 4,
+              {{19, 27.11, 12.6}, {20, 46.92, 24.5}, {21, 65.84, 63.5}, {22, 136.59, 36.0}, {23, 196.58, 48.5},
+               {24, 268.80, 51.9}, {25, 344.77, 48.0}, {26, 414.78, 40.5}, {27, 459.81, 36.4}, {28, 490.93, 32.9},
+               {29, 511.57, 30.1}, {30, 553.75, 21.4}, {31, 614.05, 10.1}, {32, 621.39, 0}, {33, 624.98, 0},
+               {34, 627.69, 0}});
+  check_table("OCI GB300 all-to-all, 8 GPUs (2 trays)", gb300_rack(8, 0), A2A, 8,
+              {{19, 30.08, 17.5}, {20, 52.76, 27.4}, {21, 74.67, 63.8}, {22, 96.63, 114.6}, {23, 218.53, 45.4},
+               {24, 290.88, 48.9}, {25, 374.31, 41.3}, {26, 451.47, 31.8}, {27, 515.87, 23.0}, {28, 561.64, 16.8},
+               {29, 589.91, 13.2}, {30, 630.39, 0}, {31, 628.52, 0}, {32, 669.63, 0}, {33, 679.65, 0},
+               {34, 685.06, 0}});
+  check_table("OCI GB300 all-to-all, 64 GPUs (16 trays)", gb300_rack(64, 0), A2A, 64,
+              {{19, 15.81, 150.0}, {20, 33.33, 124.1}, {21, 63.06, 113.4}, {22, 88.46, 154.0}, {23, 113.90, 196.5},
+               {24, 130.27, 246.3}, {25, 139.98, 287.4}, {26, 408.61, 47.6}, {27, 497.18, 28.5}, {28, 570.55, 15.4},
+               {29, 617.70, 0}, {30, 651.23, 0}, {31, 655.64, 0}, {32, 653.53, 0}, {33, 649.03, 0}, {34, 666.92, 0}});
+  check_table("OCI GB300 all-to-all, 2 racks of 64", gb300_rack(128, 64), A2A, 128,
+              {{19, 0.90, 1968.8}, {20, 2.06, 1543.6}, {21, 4.58, 1151.4}, {22, 6.22, 1309.7}, {23, 9.19, 1198.1},
+               {24, 22.05, 560.0}, {25, 19.76, 727.4}, {26, 20.45, 752.1}, {27, 44.71, 303.0}, {28, 45.67, 301.4},
+               {29, 45.08, 310.2}, {30, 47.68, 289.5}, {31, 47.15, 294.7}, {32, 47.78, 290.0}, {33, 47.30, 294.1},
+               {34, 47.67, 291.2}});
+  check_table("OCI GB200 all-reduce, 4 GPUs", gb200_rack(4, 0), AR, 4,
+              {{32, 657.31, 0}, {33, 663.34, 0}});
+  check_table("OCI GB200 all-reduce, 2 racks of 64", gb200_rack(128, 64), AR, 128,
+              {{32, 753.51, 0}, {33, 799.79, 0}});
+  check_table("OCI GB200 all-reduce, 3 racks of 64", gb200_rack(192, 64), AR, 192,
+              {{32, 703.07, 0}, {33, 748.93, 0}});
+  check_table("OCI GB200 all-to-all, 4 GPUs", gb200_rack(4, 0), A2A, 4,
+              {{32, 611.52, 10.8}, {33, 615.30, 10.3}});
+  check_table("OCI GB200 all-to-all, 8 GPUs (2 trays)", gb200_rack(8, 0), A2A, 8,
+              {{33, 657.81, 0}, {34, 662.27, 0}});
+  check_table("OCI GB200 all-to-all, 64 GPUs (16 trays)", gb200_rack(64, 0), A2A, 64,
+              {{32, 566.30, 19.8}, {33, 622.92, 0}});
+  check_table("OCI GB200 all-to-all, 2 racks of 64", gb200_rack(128, 64), A2A, 128,
+              {{32, 88.63, 0}, {33, 89.70, 0}});
+  check_table("OCI GB200 all-to-all, 3 racks of 64", gb200_rack(192, 64), A2A, 192,
+              {{32, 60.90, 15.1}, {33, 62.49, 12.2}});
+  check_table("OCI B300 all-reduce, 8 GPUs", b300(8), AR, 8,
+              {{33, 834.84, 0}});
+  check_table("OCI B300 all-reduce, 2 nodes of 8", b300(16), AR, 16,
+              {{33, 766.54, 14.3}, {34, 766.84, 15.1}});
+  check_table("OCI B300 all-to-all, 8 GPUs", b300(8), A2A, 8,
+              {{33, 675.55, 0}});
+  check_table("OCI B300 all-to-all, 2 nodes of 8", b300(16), A2A, 16,
+              {{33, 180.98, 0}});
 }
 
 TEST_CASE("NCCL collectives against other published nccl-tests bus bandwidths", "[platform][nccl][published]") {
