@@ -41,6 +41,7 @@ src/platform/nccl_model.cpp @@ const int stages = kind == CollectiveKind::all_re
 src/platform/nccl_model.cpp @@ return pipeline_fill_s(2 * depth + 3, @@ return pipeline_fill_s(2 * depth + 1, @@ [nccl]
 src/platform/collective_load.cpp @@ const int heads = std::min(k, kMaxNvlsHeads); @@ const int heads = k; @@ [nccl]
 src/platform/collective_load.cpp @@ if (nodes == 3) return 1.5; @@ if (nodes == 3) return 2; @@ [nccl]
+src/platform/collective_load.cpp @@ use(reduction ? bytes : bytes * (n - 1) / n, @@ use(reduction ? bytes * (n + 1) / n : bytes * (n - 1) / n, @@ [nccl]
 src/plan/saved_tensors.cpp @@ s.sc.recipe.activation_fp8_input_store && !act_recomputed; @@ s.sc.recipe.activation_fp8_input_store; @@ [memory]
 src/platform/topology.cpp @@ t.spine_routing_efficiency = ecmp_efficiency(flows_per_nic * t.domains_per_leaf, uplinks); @@ t.spine_routing_efficiency = ecmp_efficiency(t.domains_per_leaf, uplinks); @@ [fabric]
 src/platform/ep_dispatch.cpp @@ return r.dispatcher == EpDispatcher::hybridep ? 4.0 * r.routing.experts : 0.0; @@ return 0.0; @@ [ep]

@@ -92,12 +92,17 @@ TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const Grou
     case NcclAlgorithm::nvls: {
       if (d != 1 || kind == CollectiveKind::all_to_all || kind == CollectiveKind::send_recv)
         unsupported(algorithm, kind);
-      use(reduction ? bytes * (n + 1) / n : bytes, true, 1, load.nvlink_bytes, load.nvlink_steps);
+      // The switch reduces and multicasts (multimem): a port carries the slices the other members
+      // read from it and its share of their results, S each way for an all-reduce and (n-1)/n S
+      // for a reduce-scatter or all-gather; a member's own slice does not load its port. (Counting
+      // it, S (n+1)/n, would make 64 GPUs' bus bandwidth 1.23 times 8 GPUs' on one GB300 rack;
+      // OCI-QS measured 1.106, and S per port gives 1.11.)
+      use(reduction ? bytes : bytes * (n - 1) / n, true, 1, load.nvlink_bytes, load.nvlink_steps);
       return load;
     }
     case NcclAlgorithm::nvls_tree: {
       if (!reduction || d == 1) unsupported(algorithm, kind);
-      use(bytes * (k + 1) / k, k > 1, 1, load.nvlink_bytes, load.nvlink_steps);
+      use(bytes, k > 1, 1, load.nvlink_bytes, load.nvlink_steps);  // NVLS inside the domain
       // Across domains only the heads' NICs carry the trees (NCCL connect.cc connectNvls): a
       // head sends and receives its 1/heads of the double binary tree's traffic. The collective
       // ends when the busiest node's heads do, so every member is timed as such a head; the

@@ -8,14 +8,15 @@
 //    through different GPUs, so a member's NIC carries 1/k of its ring traffic (k members per
 //    domain) and its NVLink port the rest, concurrently;
 //  - tree (all-reduce across domains): a chain inside the domain, a double binary tree between
-//    domains: each member's NIC carries 2 S / k (reduce up, broadcast down);
+//    domains: each member's NIC carries 1/k of what the tree's busiest node sends (S over 2
+//    domains, 1.5 S over 3, 2 S from 4 on: reduce up, broadcast down);
 //  - NVLS (inside one NVSwitch domain): the switch reduces (multimem.ld_reduce) and multicasts
-//    (multimem.st): an all-reduce moves S (n+1)/n through each port, an all-gather or
-//    reduce-scatter S, in one step; its kernel's stages (scatter, reduce, gather) pipeline a
+//    (multimem.st): an all-reduce moves S through each port, an all-gather or reduce-scatter
+//    (n-1)/n S, in one step (a member's own slice does not load its port); its kernel's stages (scatter, reduce, gather) pipeline a
 //    channel's share in iterations of heads x chunk, and the pipeline's fill is paid on top
 //    (nccl_model.cpp);
-//  - NVLS-tree (all-reduce across domains): NVLS inside, a tree of the S/k shards between
-//    domains (one exchange of S/k between two domains, 2 S/k beyond);
+//  - NVLS-tree (all-reduce across domains): NVLS inside, the double binary tree between domains
+//    on the NICs of the domain's heads (one per GPU, at most 32);
 //  - PAT (all-gather, reduce-scatter with one member per domain): the ring's bytes with a
 //    logarithmic latency;
 //  - p2p (all-to-all, send/recv): each peer pair directly, NVLink and NIC concurrently.
