@@ -114,14 +114,12 @@ void run(const Options& o) {
   const SystemSpec system = config::load_system(o.system, dir);
   const bool ep_op = o.op == "ep-dispatch" || o.op == "ep-combine";
   if (ep_op && !o.algo.empty()) throw CLI::ValidationError("--algo", "applies to NCCL collectives, not to " + o.op);
+  if (ep_op && !o.nvls) throw CLI::ValidationError("--no-nvls", "applies to NCCL collectives, not to " + o.op);
   if (o.ranks < 1 || o.ranks > system.max_gpus)
     throw CLI::ValidationError("--ranks", fmt::format("1..{} GPUs on {}", system.max_gpus, system.name));
   platform::Topology t = platform::make_topology(system, o.ranks, o.gpus_per_domain,
                                                  o.fp8 ? Precision::fp8 : Precision::bf16);
-  if (!o.nvls) {
-    if (ep_op) throw CLI::ValidationError("--no-nvls", "applies to NCCL collectives, not to " + o.op);
-    t.nccl.nvls = false;
-  }
+  if (!o.nvls) t.nccl.nvls = false;
   if (!o.algo.empty()) {
     if (!t.nccl.modelled)
       throw CLI::ValidationError("--algo", fmt::format("{} has no NCCL model (nccl) to force an algorithm of", system.name));

@@ -225,9 +225,10 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
   load.latency_s = nccl_latency_s(c.algorithm, c.protocol, kind, l.size, l.domains);
   if (c.algorithm == NcclAlgorithm::nvls)  // NVLink only: its bytes at its rate
     load.latency_s += nvls_pipeline_fill_s(kind, l, bytes, channels, load.nvlink_bytes / load.nvlink_bytes_per_s);
-  // Across domains the busier of the two tiers sets the iterations' pace.
-  const double paced_s = std::max(load.nvlink_bytes / load.nvlink_bytes_per_s, load.nic_bytes / load.nic_bytes_per_s);
-  if (c.algorithm == NcclAlgorithm::nvls_tree) load.latency_s += nvls_tree_pipeline_fill_s(l, bytes, channels, paced_s);
+  if (c.algorithm == NcclAlgorithm::nvls_tree)  // the busier of its two tiers sets the iterations' pace
+    load.latency_s += nvls_tree_pipeline_fill_s(
+        l, bytes, channels,
+        std::max(load.nvlink_bytes / load.nvlink_bytes_per_s, load.nic_bytes / load.nic_bytes_per_s));
   return load;
 }
 

@@ -33,6 +33,47 @@ double busbw(const Topology& t, CollectiveKind kind, int ranks, double size) {
   return bus_bytes_per_s(kind, ranks, bytes, p.seconds) / 1e9;
 }
 
+// NCCL's double binary tree over `nodes` (ncclGetBtree, ncclGetDtree in src/graph/trees.cc),
+// written again from its description: the first tree is a binary tree on the node indices, whose
+// parent clears the lowest set bit and sets the next; the second mirrors it (even counts) or
+// shifts it by one (odd counts). Returns what each node sends per byte of the collective: half
+// of it to its parent and to each child in each tree.
+std::vector<double> double_binary_tree_sends(int nodes) {
+  struct Links {
+    int parent = -1;
+    std::vector<int> children;
+  };
+  auto btree = [nodes](int r) {
+    Links out;
+    int bit = 1;
+    while (bit < nodes && !(bit & r)) bit <<= 1;
+    if (r == 0) {
+      if (nodes > 1) out.children.push_back(bit >> 1);
+      return out;
+    }
+    int up = (r ^ bit) | (bit << 1);
+    if (up >= nodes) up = r ^ bit;
+    out.parent = up;
+    int low = bit >> 1;
+    if (low != 0) out.children.push_back(r - low);
+    int right = low == 0 ? -1 : r + low;
+    while (right >= nodes) {
+      right = low == 0 ? -1 : r + low;
+      low >>= 1;
+    }
+    if (right >= 0) out.children.push_back(right);
+    return out;
+  };
+  std::vector<double> sends(nodes, 0.0);
+  const bool odd = nodes % 2 == 1;
+  for (int r = 0; r < nodes; ++r) {
+    const Links first = btree(r);
+    const Links second = btree(odd ? (r - 1 + nodes) % nodes : nodes - 1 - r);
+    sends[r] = 0.5 * ((first.parent >= 0) + first.children.size() + (second.parent >= 0) + second.children.size());
+  }
+  return sends;
+}
+
 }  // namespace
 
 TEST_CASE("NCCL's ring latency is its base plus one step latency per ring step", "[platform][nccl]") {
@@ -128,47 +169,6 @@ TEST_CASE("NVLS-tree pays its pipeline's fill: 2 x tree depth + 3 stages of head
   // an iteration, so every stage runs in turn, 4 bandwidth times of fill.
   const CollectivePlan small = plan(144, 16 * MiB);
   CHECK(small.load.latency_s == Approx((25 + 2 * 20.9) * 1e-6 + 4 * bandwidth_s(small)).epsilon(1e-6));
-}
-
-// NCCL's double binary tree over `nodes` (ncclGetBtree, ncclGetDtree in src/graph/trees.cc),
-// written again from its description: the first tree is a binary tree on the node indices, whose
-// parent clears the lowest set bit and sets the next; the second mirrors it (even counts) or
-// shifts it by one (odd counts). Returns what each node sends per byte of the collective: half
-// of it to its parent and to each child in each tree.
-std::vector<double> double_binary_tree_sends(int nodes) {
-  struct Links {
-    int parent = -1;
-    std::vector<int> children;
-  };
-  auto btree = [nodes](int r) {
-    Links out;
-    int bit = 1;
-    while (bit < nodes && !(bit & r)) bit <<= 1;
-    if (r == 0) {
-      if (nodes > 1) out.children.push_back(bit >> 1);
-      return out;
-    }
-    int up = (r ^ bit) | (bit << 1);
-    if (up >= nodes) up = r ^ bit;
-    out.parent = up;
-    int low = bit >> 1;
-    if (low != 0) out.children.push_back(r - low);
-    int right = low == 0 ? -1 : r + low;
-    while (right >= nodes) {
-      right = low == 0 ? -1 : r + low;
-      low >>= 1;
-    }
-    if (right >= 0) out.children.push_back(right);
-    return out;
-  };
-  std::vector<double> sends(nodes, 0.0);
-  for (int r = 0; r < nodes; ++r) {
-    const Links first = btree(r);
-    const bool odd = nodes % 2 == 1;
-    const Links second = btree(odd ? (r - 1 + nodes) % nodes : nodes - 1 - r);
-    sends[r] = 0.5 * ((first.parent >= 0) + first.children.size() + (second.parent >= 0) + second.children.size());
-  }
-  return sends;
 }
 
 TEST_CASE("The busiest node of NCCL's double binary tree sends S over 2 nodes, 1.5 S over 3, 2 S from 4 on",

@@ -12,9 +12,9 @@
 //    domains, 1.5 S over 3, 2 S from 4 on: reduce up, broadcast down);
 //  - NVLS (inside one NVSwitch domain): the switch reduces (multimem.ld_reduce) and multicasts
 //    (multimem.st): an all-reduce moves S through each port, an all-gather or reduce-scatter
-//    (n-1)/n S, in one step (a member's own slice does not load its port); its kernel's stages (scatter, reduce, gather) pipeline a
-//    channel's share in iterations of heads x chunk, and the pipeline's fill is paid on top
-//    (nccl_model.cpp);
+//    (n-1)/n S, in one step (a member's own slice does not load its port); its kernel's stages
+//    (scatter, reduce, gather) pipeline a channel's share in iterations of heads x chunk, and the
+//    pipeline's fill is paid on top (nccl_model.cpp);
 //  - NVLS-tree (all-reduce across domains): NVLS inside, the double binary tree between domains
 //    on the NICs of the domain's heads (one per GPU, at most 32);
 //  - PAT (all-gather, reduce-scatter with one member per domain): the ring's bytes with a
