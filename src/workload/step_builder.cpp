@@ -158,7 +158,10 @@ class StepEmitter {
   // a task of this rank when the neighbour is a chunk of its own), and what it builds on.
   PassCursor cursor(const plan::ScheduleEntry& e) {
     PassCursor c;
-    c.items = lowering_.lower(r_, e.chunk, e.pass);
+    // Every micro-batch's pass of a chunk lowers to the same items: lower each once.
+    auto [lowered, fresh] = lowered_.try_emplace({e.chunk, e.pass});
+    if (fresh) lowered->second = lowering_.lower(r_, e.chunk, e.pass);
+    c.items = lowered->second;
     if (c.items.empty()) {
       PassItem idle;
       idle.label = "empty stage";
@@ -367,6 +370,7 @@ class StepEmitter {
   const cost::KernelCalibration& cal_;
   const PassLowering& lowering_;
   int r_;
+  std::map<std::pair<int, plan::Pass>, std::vector<PassItem>> lowered_;  // per (chunk, pass)
   Emitter em_;
   std::vector<int> param_gather_;
   std::vector<int> last_gradient_;   // per chunk: the task completing its last weight gradients
