@@ -46,6 +46,18 @@ void describe_nccl(Reader& r, NcclSpec& n) {
   r.integer(key("channels", "CTAs (one SM each) a ring, tree or point-to-point collective runs on").at_least(1).at_most(64),
             n.channels);
   r.integer(key("nvls_channels", "CTAs an NVLS collective runs on").at_least(1).at_most(64), n.nvls_channels);
+  r.number(key("call_overhead_us", "fixed time each NCCL collective takes beyond NCCL's own latency model, in "
+                                   "microseconds (0 = none)")
+               .optional()
+               .at_least(0)
+               .at_most(1000),
+           n.call_overhead_us);
+  r.number(key("p2p_ll_channel_gbytes_per_s", "data rate of one channel of a point-to-point transfer on the LL "
+                                              "protocol, GB/s (0 = NCCL's LL model: half the Simple protocol's rate, capped)")
+               .optional()
+               .at_least(0)
+               .at_most(1000),
+           n.p2p_ll_channel_gbytes_per_s);
 }
 
 }  // namespace

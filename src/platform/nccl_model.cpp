@@ -61,8 +61,6 @@ Latencies latencies(NcclAlgorithm a) {
   return {};
 }
 constexpr double kUs = 1e-6;
-// Per-channel LL128 cap of the ring (perChMaxRingLL128Bws), GB/s.
-double ll128_channel_cap_bytes_per_s(bool blackwell) { return (blackwell ? 40.0 : 36.7) * 1e9; }
 // On inter-node rings NCCL raises the intra-node step latency to the network post overhead
 // (1 us on x86, three times that with Simple).
 double net_overhead_us(NcclProtocol p) { return p == NcclProtocol::simple ? 3.0 : 1.0; }
@@ -101,13 +99,52 @@ double nccl_latency_s(NcclAlgorithm a, NcclProtocol p, CollectiveKind kind, int 
   return 0;
 }
 
-double protocol_factor(NcclProtocol p) {
+// What a protocol moves of the Simple protocol's rate, and the cap NCCL's model puts on its bus
+// bandwidth (ncclTopoTuneModel's refinements, NCCL-TUNE at v2.30.7): LL at most llMaxBws in all,
+// LL128 and the tree's Simple at most perChMax*Bws per channel it runs on. NCCL indexes the caps
+// by node count: one node, two, three or more; across nodes its LL cap is the CPU's, not the
+// GPU's (the row of hosts other than AMD's: Intel, and Grace). moesim plans no tree inside one
+// node, so the tree's LL128 factor is NCCL's multi-node 120/128.
+struct ProtocolRate {
+  double factor = 1.0;
+  double cap_bytes_per_s = std::numeric_limits<double>::infinity();
+};
+ProtocolRate protocol_rate(NcclAlgorithm a, NcclProtocol p, int domains, int channels, bool blackwell) {
+  const int column = domains <= 2 ? domains - 1 : 2;
+  constexpr double GBps = 1e9;
+  const bool tree = a == NcclAlgorithm::tree;
   switch (p) {
-    case NcclProtocol::ll: return 0.5;
-    case NcclProtocol::ll128: return 0.92;
-    case NcclProtocol::simple: return 1.0;
+    case NcclProtocol::ll: {
+      constexpr double multi_node_ll_max[] = {0, 39.0, 20.4};
+      const double ll_max = domains == 1 ? (blackwell ? 282.0 : 141.0) : multi_node_ll_max[column];
+      return {tree ? 1.0 / 3.8 : 0.5, ll_max * GBps};
+    }
+    case NcclProtocol::ll128: {
+      constexpr double tree_blackwell[] = {55.6, 31.67, 20.0}, tree_hopper[] = {36.7, 36.7, 29.0};
+      const double per_channel = tree ? (blackwell ? tree_blackwell : tree_hopper)[column] : (blackwell ? 40.0 : 36.7);
+      return {tree ? 120.0 / 128 : 0.92, channels * per_channel * GBps};
+    }
+    case NcclProtocol::simple:
+      if (tree) {
+        constexpr double tree_blackwell[] = {70.0, 42.8, 24.0}, tree_hopper[] = {38.7, 41.4, 36.0};
+        return {1.0, channels * (blackwell ? tree_blackwell : tree_hopper)[column] * GBps};
+      }
+      return {};
   }
-  return 1.0;
+  return {};
+}
+
+// The channels a ring, tree or PAT collective of `bytes` runs on (topoGetAlgoInfo, NCCL-KERN):
+// NCCL drops channels while each would get less than its threads' threshold (threads x bytes per
+// thread: Simple 512 x 64, LL128 640 x 8, LL 512 x 8, the ring's LL times the rank count). NVLS
+// keeps all of its own.
+int ring_tree_channels(NcclAlgorithm a, NcclProtocol p, int ranks, double bytes, int max_channels) {
+  const double threads = p == NcclProtocol::ll128 ? 640 : 512;
+  const double per_thread = p == NcclProtocol::simple ? 64 : p == NcclProtocol::ll128 ? 8
+                                                        : 8.0 * (a == NcclAlgorithm::ring ? ranks : 1);
+  int nc = max_channels;
+  while (nc >= 2 && bytes < nc * threads * per_thread) --nc;
+  return nc;
 }
 
 struct Candidate {
@@ -115,8 +152,43 @@ struct Candidate {
   NcclProtocol protocol;
 };
 
+constexpr double KiB = 1024;
+
+// How NCCL runs an all-to-all inside one NVLink domain (NCCL 2.28.7, NCCL-P2P: addP2pToPlan,
+// scheduleP2pTasksToPlan, src/device/sendrecv.h): every peer's transfer gets the same number of
+// channels, at most the channels over the rank count (halved from all of them), and fewer when it
+// is small (one per eighth of a step); LL up to 16 KiB per channel of the peer limit, Simple above
+// it. A channel runs the transfers it is given one after another (NCCL batches only transfers of
+// the same group of 8 rounds): with 64 ranks on 32 channels each channel runs two.
+struct P2pSchedule {
+  NcclProtocol protocol = NcclProtocol::simple;
+  int channels_used = 0;     // channels with a transfer
+  int transfers_per_channel = 0;
+  double part_bytes = 0;     // one transfer's share of one channel
+};
+P2pSchedule one_domain_all_to_all(int ranks, double peer_bytes, int channels) {
+  P2pSchedule out;
+  int per_peer_max = channels;  // nChannelsMin: halved while the peers would need more than all
+  while (per_peer_max > 1 && per_peer_max * ranks > channels) per_peer_max /= 2;
+  const bool ll = peer_bytes <= channels * 16 * KiB;  // NCCL_P2P_LL_THRESHOLD per channel
+  out.protocol = ll ? NcclProtocol::ll : NcclProtocol::simple;
+  // A step: LL's buffer over NCCL_STEPS, Simple's NCCL_P2P_NVL_CHUNKSIZE; inside one node a part
+  // is at least 1/8 and at most 32 steps.
+  const double step = ll ? 64 * KiB : 512 * KiB;
+  int per_peer = std::clamp(static_cast<int>(std::ceil(peer_bytes / (step / 8))), 1, per_peer_max);
+  while (std::ceil(peer_bytes / per_peer) > 32 * step && per_peer <= channels / 2) per_peer *= 2;
+  const int transfers = (ranks - 1) * per_peer;
+  out.channels_used = std::min(channels, transfers);
+  out.transfers_per_channel = (transfers + channels - 1) / channels;
+  out.part_bytes = peer_bytes / per_peer;
+  return out;
+}
+bool scheduled_in_one_domain(const Topology& t, CollectiveKind kind, const GroupLayout& l) {
+  return t.nccl.modelled && kind == CollectiveKind::all_to_all && l.domains == 1 && l.size > 1;
+}
+
 // The algorithms NCCL would consider for this collective and placement.
-std::vector<Candidate> candidates(const Topology& t, CollectiveKind kind, const GroupLayout& l) {
+std::vector<Candidate> candidates(const Topology& t, CollectiveKind kind, const GroupLayout& l, double bytes) {
   std::vector<Candidate> out;
   const bool modelled = t.nccl.modelled;
   const std::vector<NcclProtocol> protocols =
@@ -127,7 +199,13 @@ std::vector<Candidate> candidates(const Topology& t, CollectiveKind kind, const 
   };
   switch (kind) {
     case CollectiveKind::all_to_all:
-    case CollectiveKind::send_recv: out.push_back({NcclAlgorithm::p2p, NcclProtocol::simple}); break;
+    case CollectiveKind::send_recv:
+      // NCCL picks the protocol of a point-to-point transfer by its size, not by a time model;
+      // across nodes it is Simple (the network's connections have no LL buffers).
+      out.push_back({NcclAlgorithm::p2p, scheduled_in_one_domain(t, kind, l)
+                                             ? one_domain_all_to_all(l.size, bytes, t.nccl.channels).protocol
+                                             : NcclProtocol::simple});
+      break;
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
       all(NcclAlgorithm::ring);
@@ -160,8 +238,6 @@ std::vector<Candidate> candidates(const Topology& t, CollectiveKind kind, const 
 double pipeline_fill_s(int stages, double iterations, double bandwidth_s) {
   return (stages - 1) * bandwidth_s / std::max(1.0, iterations);
 }
-
-constexpr double KiB = 1024;
 
 // Inside one domain an all-reduce scatters its input into the switch's buffers, reduces and
 // multicasts it (multimem), then gathers the result (3 stages); a reduce-scatter scatters and
@@ -198,6 +274,21 @@ double nvls_tree_pipeline_fill_s(const GroupLayout& l, double bytes, int channel
   return pipeline_fill_s(2 * depth + 3, bytes / (concurrent_ops * chunk), bandwidth_s);
 }
 
+// An all-to-all inside one domain as NCCL schedules it (one_domain_all_to_all): LL at its
+// measured rate per channel, and each channel's transfers in turn, each paying NCCL's latency and,
+// on Simple, the fill of its first chunk (the sender's copy into the peer's FIFO before the
+// receiver's copy out can start: one chunk of at most NCCL_P2P_NVL_CHUNKSIZE at a channel's share).
+void price_one_domain_all_to_all(const Topology& t, const GroupLayout& l, double bytes, TierLoad& load) {
+  const P2pSchedule plan = one_domain_all_to_all(l.size, bytes, t.nccl.channels);
+  if (plan.protocol == NcclProtocol::ll && t.nccl.p2p_ll_channel_bytes_per_s > 0)
+    load.nvlink_bytes_per_s = std::min(t.nvlink_bytes_per_s * t.nccl.nvlink_efficiency,
+                                       plan.channels_used * t.nccl.p2p_ll_channel_bytes_per_s);
+  double per_transfer_s = load.latency_s;
+  if (plan.protocol == NcclProtocol::simple)
+    per_transfer_s += std::min(plan.part_bytes, 512 * KiB) / (load.nvlink_bytes_per_s / plan.channels_used);
+  load.latency_s = plan.transfers_per_channel * per_transfer_s;
+}
+
 // Rates and latency of one candidate for one member (bytes and steps from algorithm_load).
 TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, const GroupLayout& l, int member,
                 double bytes, int channels) {
@@ -205,17 +296,16 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
   if (!t.nccl.modelled) return load;  // ideal: link rates, one hop latency per step
   const NcclParams& nc = t.nccl;
   const bool nvls = c.algorithm == NcclAlgorithm::nvls || c.algorithm == NcclAlgorithm::nvls_tree;
-  const double factor = protocol_factor(c.protocol);
-  double nvl_rate = t.nvlink_bytes_per_s * (nvls ? nc.nvls_efficiency : nc.nvlink_efficiency * factor);
-  double nic_rate = detail::port_nic_rate(t) * nc.net_efficiency * factor;
+  const ProtocolRate protocol = protocol_rate(c.algorithm, c.protocol, l.domains, channels, nc.blackwell);
+  double nvl_rate = t.nvlink_bytes_per_s * (nvls ? nc.nvls_efficiency : nc.nvlink_efficiency * protocol.factor);
+  double nic_rate = detail::port_nic_rate(t) * nc.net_efficiency * protocol.factor;
   // NCCL's tuning model also takes 0.92 off the tree's bandwidth; moesim leaves it out, since the
   // tree's NICs carry the double binary tree's real bytes (algorithm_load) at the same transport
   // efficiency as the ring's (NCCL1801: 47.5 against the ring's 49.2 GB/s per NIC).
   if (c.algorithm == NcclAlgorithm::pat) nic_rate *= 0.75;
-  if (c.protocol == NcclProtocol::ll128 && channels > 0) {
-    const double cap = channels * ll128_channel_cap_bytes_per_s(nc.blackwell);
-    nvl_rate = std::min(nvl_rate, cap);
-    nic_rate = std::min(nic_rate, cap);
+  if (!nvls) {  // a cap on bus bandwidth: on the NVLink tier of a ring or chain, on the NIC tier without one
+    nvl_rate = std::min(nvl_rate, protocol.cap_bytes_per_s);
+    nic_rate = std::min(nic_rate, protocol.cap_bytes_per_s);
   }
   load.nvlink_bytes_per_s = nvl_rate;
   load.nic_bytes_per_s = nic_rate;
@@ -223,6 +313,9 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
   if (load.nvlink_steps > 0) load.nvlink_steps = 1;
   if (load.nic_steps > 0) load.nic_steps = 1;
   load.latency_s = nccl_latency_s(c.algorithm, c.protocol, kind, l.size, l.domains);
+  if (c.algorithm == NcclAlgorithm::p2p && scheduled_in_one_domain(t, kind, l))
+    price_one_domain_all_to_all(t, l, bytes, load);
+  load.latency_s += nc.call_overhead_s;
   if (c.algorithm == NcclAlgorithm::nvls)  // NVLink only: its bytes at its rate
     load.latency_s += nvls_pipeline_fill_s(kind, l, bytes, channels, load.nvlink_bytes / load.nvlink_bytes_per_s);
   if (c.algorithm == NcclAlgorithm::nvls_tree)  // the busier of its two tiers sets the iterations' pace
@@ -232,9 +325,21 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
   return load;
 }
 
-int channels_of(const Topology& t, NcclAlgorithm a) {
+// `bytes` is NCCL's byte count for the choice, the larger of a rank's send and receive buffers: S
+// for the collectives that run on rings and trees.
+int channels_of(const Topology& t, const Candidate& c, CollectiveKind kind, const GroupLayout& l, double bytes) {
   if (!t.nccl.modelled) return 0;
-  return a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree ? t.nccl.nvls_channels : t.nccl.channels;
+  switch (c.algorithm) {
+    case NcclAlgorithm::nvls:
+    case NcclAlgorithm::nvls_tree: return t.nccl.nvls_channels;
+    case NcclAlgorithm::p2p:
+      return scheduled_in_one_domain(t, kind, l) ? one_domain_all_to_all(l.size, bytes, t.nccl.channels).channels_used
+                                                 : t.nccl.channels;
+    case NcclAlgorithm::ring:
+    case NcclAlgorithm::tree:
+    case NcclAlgorithm::pat: break;
+  }
+  return ring_tree_channels(c.algorithm, c.protocol, l.size, bytes, t.nccl.channels);
 }
 
 // The busiest member's time under one candidate (a member's load depends only on its domain's
@@ -244,7 +349,7 @@ double busiest_seconds(const Topology& t, const Candidate& c, CollectiveKind kin
   double worst = -1;
   for (const auto& members : l.domain_members) {
     const int m = members.front();
-    const double s = tier_seconds(t, priced(t, c, kind, l, m, bytes, channels_of(t, c.algorithm)));
+    const double s = tier_seconds(t, priced(t, c, kind, l, m, bytes, channels_of(t, c, kind, l, bytes)));
     if (s > worst) {
       worst = s;
       if (busiest_member) *busiest_member = m;
@@ -260,7 +365,7 @@ CollectivePlan plan_for(const Topology& t, CollectiveKind kind, const GroupLayou
   CollectivePlan best;
   double best_s = std::numeric_limits<double>::infinity();
   int busiest = 0;
-  for (const Candidate& c : candidates(t, kind, l)) {
+  for (const Candidate& c : candidates(t, kind, l, bytes)) {
     int m = 0;
     const double s = busiest_seconds(t, c, kind, l, bytes, &m);
     if (s < best_s) {
@@ -270,7 +375,7 @@ CollectivePlan plan_for(const Topology& t, CollectiveKind kind, const GroupLayou
       best.protocol = c.protocol;
     }
   }
-  best.channels = channels_of(t, best.algorithm);
+  best.channels = channels_of(t, {best.algorithm, best.protocol}, kind, l, bytes);
   const int planned = member >= 0 ? member : busiest;
   best.load = priced(t, {best.algorithm, best.protocol}, kind, l, planned, bytes, best.channels);
   best.seconds = tier_seconds(t, best.load);

@@ -74,6 +74,8 @@ struct NcclSpec {
   double net_efficiency = 1.0;            // Simple protocol over the NIC, fraction of the NIC
   int channels = 16;                      // CTAs (one SM each) of a ring/tree/p2p collective
   int nvls_channels = 16;                 // CTAs of an NVLS collective
+  double call_overhead_us = 0;            // fixed time of each collective beyond NCCL's latency model
+  double p2p_ll_channel_gbytes_per_s = 0; // LL point-to-point data rate per channel; 0 = NCCL's LL model
 
   bool operator==(const NcclSpec&) const = default;
 };
