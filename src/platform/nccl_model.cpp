@@ -134,10 +134,10 @@ ProtocolRate protocol_rate(NcclAlgorithm a, NcclProtocol p, int domains, int cha
   return {};
 }
 
-// The channels a ring, tree or PAT collective of `bytes` runs on (topoGetAlgoInfo, NCCL-KERN):
-// NCCL drops channels while each would get less than its threads' threshold (threads x bytes per
-// thread: Simple 512 x 64, LL128 640 x 8, LL 512 x 8, the ring's LL times the rank count). NVLS
-// keeps all of its own.
+// The channels a ring or tree collective of `bytes` runs on (topoGetAlgoInfo, NCCL-KERN): NCCL
+// drops channels while each would get less than its threads' threshold (threads x bytes per
+// thread: Simple 512 x 64, LL128 640 x 8, LL 512 x 8, the ring's LL times the rank count). PAT,
+// whose thread count NCCL's tuning leaves at 0, and NVLS keep all of theirs.
 int ring_tree_channels(NcclAlgorithm a, NcclProtocol p, int ranks, double bytes, int max_channels) {
   const double threads = p == NcclProtocol::ll128 ? 640 : 512;
   const double per_thread = p == NcclProtocol::simple ? 64 : p == NcclProtocol::ll128 ? 8
@@ -303,7 +303,7 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
   // tree's NICs carry the double binary tree's real bytes (algorithm_load) at the same transport
   // efficiency as the ring's (NCCL1801: 47.5 against the ring's 49.2 GB/s per NIC).
   if (c.algorithm == NcclAlgorithm::pat) nic_rate *= 0.75;
-  if (!nvls) {  // a cap on bus bandwidth: on the NVLink tier of a ring or chain, on the NIC tier without one
+  if (!nvls) {  // NCCL caps the algorithm's bus bandwidth: each tier's rate is held to it
     nvl_rate = std::min(nvl_rate, protocol.cap_bytes_per_s);
     nic_rate = std::min(nic_rate, protocol.cap_bytes_per_s);
   }
@@ -335,9 +335,9 @@ int channels_of(const Topology& t, const Candidate& c, CollectiveKind kind, cons
     case NcclAlgorithm::p2p:
       return scheduled_in_one_domain(t, kind, l) ? one_domain_all_to_all(l.size, bytes, t.nccl.channels).channels_used
                                                  : t.nccl.channels;
+    case NcclAlgorithm::pat: return t.nccl.channels;
     case NcclAlgorithm::ring:
-    case NcclAlgorithm::tree:
-    case NcclAlgorithm::pat: break;
+    case NcclAlgorithm::tree: break;
   }
   return ring_tree_channels(c.algorithm, c.protocol, l.size, bytes, t.nccl.channels);
 }
