@@ -14,12 +14,50 @@ constexpr double kInvSqrt2Pi = 0.3989422804014327;
 double upper_tail(double x) { return 0.5 * std::erfc(x / kSqrt2); }   // 1 - Phi(x)
 double cdf(double x) { return 0.5 * std::erfc(-x / kSqrt2); }         // Phi(x)
 double density(double x) { return kInvSqrt2Pi * std::exp(-0.5 * x * x); }
-// Phi(x)^n, accurate where Phi is close to 1 (the upper tail of a large maximum).
-double cdf_pow(double x, double n) {
+
+}  // namespace
+
+double normal_max_cdf(double x, double n) {
   if (n == 1) return cdf(x);
   const double q = upper_tail(x);
   return q >= 1 ? 0.0 : std::exp(n * std::log1p(-q));
 }
+
+// Where normal_max_cdf rounds to exactly 1 or 0. Phi is monotone, so a bound on it at one point
+// x0 holds for every x beyond; bounds (Mills ratio and Chernoff): for x > 0,
+// x / (1 + x^2) density(x) <= 1 - Phi(x) <= density(x) / x; for x < 0,
+// Phi(x) <= min(exp(-x^2 / 2) / 2, density(x) / |x|). With margins over the rounding of erfc,
+// log1p and exp, it computes exactly:
+// - 1 where n (1 - Phi) < 2^-56: n log1p(-q) is above -2^-54, and exp returns 1.0 + y, which
+//   rounds to 1;
+// - 0 where Phi < 2^-56 (erfc rounds to 2 there, so q to 1), or where
+//   n log(Phi + 1e-15) < -750 (1 - q, as erfc's rounding leaves it, is below Phi + 1e-15, and
+//   exp rounds to 0 below -745.14).
+// The thresholds are the farthest-in points of a 1/64 grid where the bounds hold, searched from
+// points known to hold: the bound for 1 holds from sqrt(2 (ln n + 56 ln 2)), and the farthest-in
+// zero lies below sqrt(2 ln n), where n (1 - Phi) is already below 1.
+NormalMaxCdf::NormalMaxCdf(double n) : n_(n) {
+  if (n == 1) return;  // Phi itself: no shortcut (its lower tail never rounds to 0 early)
+  constexpr double kGrid = 1.0 / 64, kFar = 40;
+  const auto on_grid = [](double x) { return std::ceil(x / kGrid) * kGrid; };
+  for (double x = on_grid(std::sqrt(2 * (std::log(n) + 56 * std::log(2.0)))); x > 1 && n * density(x) / x < 0x1p-56;
+       x -= kGrid)
+    certain_one_from_ = x;
+  const auto cdf_upper_bound = [](double x) {
+    if (x > 0) return 1 - x / (1 + x * x) * density(x);
+    const double chernoff = 0.5 * std::exp(-0.5 * x * x);
+    return x < 0 ? std::min(chernoff, density(x) / -x) : chernoff;
+  };
+  for (double x = on_grid(std::sqrt(2 * std::log(n))); x > -kFar; x -= kGrid) {
+    const double phi = cdf_upper_bound(x) * (1 + 1e-12);
+    if (phi < 0x1p-56 || n * std::log(phi + 1e-15) < -750) {
+      certain_zero_below_ = x;
+      break;
+    }
+  }
+}
+
+namespace {
 
 // E[X] = lo + integral over [lo, hi] of (1 - F), for a variable almost surely inside [lo, hi]
 // with distribution function F (midpoint rule; F smooth on the scale of (hi - lo) / steps).
@@ -41,7 +79,8 @@ double max_upper_bound(double n) { return kSpan + std::sqrt(2 * std::log(std::ma
 double expected_max_standard_normal(int n) {
   if (n < 1) throw std::invalid_argument("expected_max_standard_normal: n >= 1");
   if (n == 1) return 0;
-  return mean_from_cdf(-kSpan, max_upper_bound(n), 4000, [&](double x) { return cdf_pow(x, n); });
+  const NormalMaxCdf max_cdf(n);
+  return mean_from_cdf(-kSpan, max_upper_bound(n), 4000, max_cdf);
 }
 
 double expected_slowest_factor(const SlowestQuery& q) {
@@ -60,7 +99,7 @@ double expected_slowest_factor(const SlowestQuery& q) {
   // (so that the stage counts `world` draws), and the peers are unconditioned, N(0, peer_sd).
   // Sampled run: A is known and the peers' persistent draws lie below it.
   const double outside = static_cast<double>(q.world - q.group + 1);
-  const auto order_cdf = [&](double a) { return cdf_pow(a, outside); };  // P(A <= a)
+  const NormalMaxCdf order_cdf(outside);  // P(A <= a)
   // The quadrature's fresh draws and their densities, the same for every x (computed once: this
   // integral is the hottest loop of a folded run).
   double fresh_draw[kSteps], fresh_density[kSteps];
@@ -115,7 +154,8 @@ double expected_capped_max(int n, double cv, double floor, double cap) {
   const double hi = std::min(hi_cap, 1 + cv * max_upper_bound(n));
   if (hi <= lo) return std::max(floor, std::min(hi_cap, lo));
   const double below = lo > floor ? lo - floor : 0;  // M is almost surely above lo
-  return floor + below + (mean_from_cdf(lo, hi, 2000, [&](double x) { return cdf_pow((x - 1) / cv, n); }) - lo);
+  const NormalMaxCdf max_cdf(n);
+  return floor + below + (mean_from_cdf(lo, hi, 2000, [&](double x) { return max_cdf((x - 1) / cv); }) - lo);
 }
 
 Moments capped_moments(double cv, double cap) {

@@ -66,6 +66,15 @@ void Variation::prepare_folded(const StepProgram& program) {
   const Moments routed = load_.balanced ? Moments{} : capped_moments(load_.cv(), load_.capacity);
   const double routed_cv = routed.mean > 0 ? routed.sd / routed.mean : 0.0;
   folded_factor_.resize(program.stages.size());
+  // Stages repeat the same stretches (same group and spread; in an expected run the same slowest
+  // GPU too), so each distinct query is integrated once for the whole program.
+  std::map<std::tuple<int, int, double, double, double>, double> memo;
+  const auto slowest_factor = [&memo](const SlowestQuery& q) {
+    const auto key = std::make_tuple(q.world, q.group, q.persistent_cv, q.fresh_cv, q.slowest_z.value_or(-1e300));
+    auto found = memo.find(key);
+    if (found == memo.end()) found = memo.emplace(key, expected_slowest_factor(q)).first;
+    return found->second;
+  };
   for (int p = 0; p < stages; ++p) {
     const auto& tasks = program.stages[static_cast<std::size_t>(p)].tasks;
     auto& factors = folded_factor_[static_cast<std::size_t>(p)];
@@ -111,21 +120,16 @@ void Variation::prepare_folded(const StepProgram& program) {
     q.world = stage_gpus(l_);
     q.persistent_cv = v_.gpu_speed_cv;
     if (mode_ == VariationMode::folded_sampled) q.slowest_z = slowest_z[static_cast<std::size_t>(p)];
-    const double persistent = expected_slowest_factor(q);  // the stage's slowest GPU alone
-    std::map<std::pair<int, long long>, double> cache;    // (group, fresh cv in 1e-6) -> factor
+    const double persistent = slowest_factor(q);  // the stage's slowest GPU alone
     for (const auto& [key, st] : stretches) {
       if (st.mean_weighted_s <= 0) continue;
       const double fresh = std::sqrt(st.jitter_var + st.load_sd_s * st.load_sd_s) / st.mean_weighted_s;
-      const auto ck = std::make_pair(st.group, std::llround(fresh * 1e6));
-      auto cached = cache.find(ck);
-      if (cached == cache.end()) {
-        q.group = st.group;
-        q.fresh_cv = static_cast<double>(ck.second) * 1e-6;
-        cached = cache.emplace(ck, expected_slowest_factor(q)).first;
-      }
+      q.group = st.group;
+      q.fresh_cv = static_cast<double>(std::llround(fresh * 1e6)) * 1e-6;  // keys the memo
+      const double slowest = slowest_factor(q);
       // The stretch's expected slowest member, split: the stage's slowest speed slows every task;
       // what the fresh spread adds falls on the tasks that carry it, as their own late kernels do.
-      const double fresh_excess_s = std::max(0.0, (cached->second - persistent) * st.mean_weighted_s);
+      const double fresh_excess_s = std::max(0.0, (slowest - persistent) * st.mean_weighted_s);
       for (std::size_t i : st.tasks) {
         const Task& t = tasks[i];
         const double mean = t.routed && !load_.balanced ? routed.mean : 1.0;

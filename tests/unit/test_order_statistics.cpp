@@ -30,6 +30,34 @@ std::pair<double, double> monte_carlo(int n, F&& draw) {
 
 }  // namespace
 
+TEST_CASE("NormalMaxCdf skips only evaluations that round to exactly 1 or 0", "[order_statistics]") {
+  // Bit for bit what normal_max_cdf computes, on a grid finer than the quadratures' and through
+  // both saturated tails, for group sizes from 2 to a million; and the shortcuts start within
+  // half a standard deviation of where the exact values saturate (else they save little).
+  constexpr double kStep = 1.0 / 1024;
+  for (const double n : {1.0, 2.0, 3.0, 7.0, 97.0, 128.0, 1024.0, 65536.0, 1e6}) {
+    const NormalMaxCdf fast(n);
+    int mismatches = 0;
+    double ones_from = 45, zeros_below = -45;  // where the exact values stay saturated
+    for (double x = -45; x <= 45; x += kStep) {
+      const double exact = normal_max_cdf(x, n);
+      mismatches += fast(x) != exact;
+      if (exact != 1.0) ones_from = x + kStep;
+      if (exact == 0.0 && zeros_below == x - kStep) zeros_below = x;
+    }
+    INFO("n = " << n << ": exact 1 from " << ones_from << ", shortcut from " << fast.certain_one_from()
+                << "; exact 0 below " << zeros_below << ", shortcut below " << fast.certain_zero_below());
+    CHECK(mismatches == 0);
+    if (n == 1) {
+      CHECK(std::isinf(fast.certain_one_from()));
+      CHECK(std::isinf(fast.certain_zero_below()));
+    } else {
+      CHECK(fast.certain_one_from() - ones_from <= 0.5);
+      CHECK(zeros_below - fast.certain_zero_below() <= 0.5);
+    }
+  }
+}
+
 TEST_CASE("expected maximum of n standard normals: closed forms for 1, 2 and 3", "[order_statistics]") {
   // E[max(X1, X2)] = E|X1 - X2| / 2 = sqrt(2) sqrt(2/pi) / 2 = 1/sqrt(pi); for three, 3/(2 sqrt(pi))
   // (David & Nagaraja, Order Statistics, 3rd ed., §3.2; both follow from E[X_(n)] by symmetry).

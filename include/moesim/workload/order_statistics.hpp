@@ -3,9 +3,34 @@
 // "Variability and expert load"): one representative stands for a synchronisation group, so it
 // takes the expected time of the group's slowest member. All by numerical quadrature of the
 // exact distribution functions; normal spreads throughout.
+#include <limits>
 #include <optional>
 
 namespace moesim::workload {
+
+// P(max of n i.i.d. standard normals <= x) = Phi(x)^n, accurate where Phi is close to 1 (the
+// upper tail of a large maximum).
+double normal_max_cdf(double x, double n);
+
+// normal_max_cdf for one n, bit for bit, without evaluating it where it rounds to exactly 1 or 0
+// (the quadratures below spend most of their points there).
+class NormalMaxCdf {
+ public:
+  explicit NormalMaxCdf(double n);
+  double operator()(double x) const {
+    if (x >= certain_one_from_) return 1.0;
+    if (x <= certain_zero_below_) return 0.0;
+    return normal_max_cdf(x, n_);
+  }
+  // Where the shortcuts start (infinite: none, as for n = 1).
+  double certain_one_from() const { return certain_one_from_; }
+  double certain_zero_below() const { return certain_zero_below_; }
+
+ private:
+  double n_;
+  double certain_one_from_ = std::numeric_limits<double>::infinity();
+  double certain_zero_below_ = -std::numeric_limits<double>::infinity();
+};
 
 // E[max of n i.i.d. standard normals] (0 for n = 1). Throws std::invalid_argument for n < 1.
 double expected_max_standard_normal(int n);
