@@ -289,6 +289,18 @@ void price_one_domain_all_to_all(const Topology& t, const GroupLayout& l, double
   load.latency_s = plan.transfers_per_channel * per_transfer_s;
 }
 
+// An all-to-all is one ncclSend and one ncclRecv per peer, itself included, in a group (PyTorch's
+// all_to_all_single and nccl-tests alike). The host enqueues each (NCCL-P2P: ncclEnqueueCheck,
+// p2pTaskAppend, then addP2pToPlan per peer at the group's end) before the one kernel can run,
+// so operations issued back to back take at least the host's time: 2 n calls, which binds only
+// at small sizes over many ranks (64 GPUs below about 2 MiB). On an idle platform the plan's
+// time is then exactly that floor; its latency carries the difference.
+void hold_to_host_floor(const Topology& t, const GroupLayout& l, TierLoad& load) {
+  const double host_s = 2.0 * l.size * t.nccl.p2p_host_call_s;
+  const double gpu_s = tier_seconds(t, load);
+  if (host_s > gpu_s) load.latency_s += host_s - gpu_s;
+}
+
 // Rates and latency of one candidate for one member (bytes and steps from algorithm_load).
 TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, const GroupLayout& l, int member,
                 double bytes, int channels) {
@@ -322,6 +334,8 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
     load.latency_s += nvls_tree_pipeline_fill_s(
         l, bytes, channels,
         std::max(load.nvlink_bytes / load.nvlink_bytes_per_s, load.nic_bytes / load.nic_bytes_per_s));
+  if (c.algorithm == NcclAlgorithm::p2p && kind == CollectiveKind::all_to_all)
+    hold_to_host_floor(t, l, load);
   return load;
 }
 
