@@ -199,6 +199,13 @@ TEST_CASE("An all-to-all in one domain runs as NCCL schedules it: LL to 16 KiB p
                                                range_group(0, 128), 64 * 1024);
   CHECK(racks.protocol == NcclProtocol::simple);
   CHECK(racks.channels == 32);
+  // Without a measured LL rate per channel (Hopper: none published), an LL transfer takes NCCL's
+  // LL model: half the Simple rate, capped in all by llMaxBws (141 GB/s on one Hopper node).
+  const Topology hopper = system_topology("hgx-h100", 8);
+  REQUIRE(hopper.nccl.p2p_ll_channel_bytes_per_s == 0);
+  const CollectivePlan hopper_ll = plan_collective(hopper, CollectiveKind::all_to_all, g8, 64 * 1024);
+  CHECK(hopper_ll.protocol == NcclProtocol::ll);
+  CHECK(hopper_ll.load.nvlink_bytes_per_s == Approx(std::min(0.5 * 0.822 * 450e9, 141e9)));
 }
 
 TEST_CASE("Every collective pays the system's fixed NCCL call overhead on top of NCCL's latency model",
