@@ -58,6 +58,13 @@ void describe_nccl(Reader& r, NcclSpec& n) {
                .at_least(0)
                .at_most(1000),
            n.p2p_ll_channel_gbytes_per_s);
+  r.number(key("p2p_simple_channel_gbytes_per_s", "most one channel (one CTA copying through its FIFO) of a "
+                                                  "point-to-point transfer on the Simple protocol moves, GB/s "
+                                                  "(0 = no limit below the port's)")
+               .optional()
+               .at_least(0)
+               .at_most(1000),
+           n.p2p_simple_channel_gbytes_per_s);
   r.number(key("p2p_host_call_us", "host time of one ncclSend or ncclRecv of a grouped all-to-all (one of each per "
                                    "peer, itself included), in microseconds: an all-to-all issued back to back takes "
                                    "at least their sum (0 = the host never binds)")

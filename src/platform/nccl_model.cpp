@@ -159,7 +159,8 @@ constexpr double KiB = 1024;
 // channels, at most the channels over the rank count (halved from all of them), and fewer when it
 // is small (one per eighth of a step); LL up to 16 KiB per channel of the peer limit, Simple above
 // it. A channel runs the transfers it is given one after another (NCCL batches only transfers of
-// the same group of 8 rounds): with 64 ranks on 32 channels each channel runs two.
+// the same group of 8 rounds): with 64 ranks on 32 channels each channel runs two. A rank's
+// transfer to itself is one of them (round 0): it takes a channel, but not the port.
 struct P2pSchedule {
   NcclProtocol protocol = NcclProtocol::simple;
   int channels_used = 0;     // channels with a transfer
@@ -177,7 +178,7 @@ P2pSchedule one_domain_all_to_all(int ranks, double peer_bytes, int channels) {
   const double step = ll ? 64 * KiB : 512 * KiB;
   int per_peer = std::clamp(static_cast<int>(std::ceil(peer_bytes / (step / 8))), 1, per_peer_max);
   while (std::ceil(peer_bytes / per_peer) > 32 * step && per_peer <= channels / 2) per_peer *= 2;
-  const int transfers = (ranks - 1) * per_peer;
+  const int transfers = ranks * per_peer;  // the transfer to itself too (nccl-tests, PyTorch)
   out.channels_used = std::min(channels, transfers);
   out.transfers_per_channel = (transfers + channels - 1) / channels;
   out.part_bytes = peer_bytes / per_peer;
@@ -275,17 +276,27 @@ double nvls_tree_pipeline_fill_s(const GroupLayout& l, double bytes, int channel
 }
 
 // An all-to-all inside one domain as NCCL schedules it (one_domain_all_to_all): LL at its
-// measured rate per channel, and each channel's transfers in turn, each paying NCCL's latency and,
+// measured rate per channel, Simple at most its measured ceiling per channel (a channel is one
+// CTA copying through its FIFO; with 4 ranks a quarter of what the channels copy is the rank's
+// own share, which never reaches the port, so they fall short of it), and each channel's
+// transfers in turn, each paying NCCL's latency and,
 // on Simple, the fill of its first chunk (the sender's copy into the peer's FIFO before the
 // receiver's copy out can start: one chunk of at most NCCL_P2P_NVL_CHUNKSIZE at a channel's share).
 void price_one_domain_all_to_all(const Topology& t, const GroupLayout& l, double bytes, TierLoad& load) {
   const P2pSchedule plan = one_domain_all_to_all(l.size, bytes, t.nccl.channels);
-  if (plan.protocol == NcclProtocol::ll && t.nccl.p2p_ll_channel_bytes_per_s > 0)
-    load.nvlink_bytes_per_s = std::min(t.nvlink_bytes_per_s * t.nccl.nvlink_efficiency,
-                                       plan.channels_used * t.nccl.p2p_ll_channel_bytes_per_s);
+  const double per_channel_bytes_per_s =
+      plan.protocol == NcclProtocol::ll ? t.nccl.p2p_ll_channel_bytes_per_s : t.nccl.p2p_simple_channel_bytes_per_s;
+  // The channels copy every peer's share, the rank's own too; the port carries (n - 1) of n.
+  const double remote_channels = plan.channels_used * (l.size - 1.0) / l.size;
+  const double port_share_bytes_per_s = load.nvlink_bytes_per_s / remote_channels;  // a remote transfer's
+  if (per_channel_bytes_per_s > 0)
+    load.nvlink_bytes_per_s = std::min(plan.protocol == NcclProtocol::ll
+                                           ? t.nvlink_bytes_per_s * t.nccl.nvlink_efficiency
+                                           : load.nvlink_bytes_per_s,
+                                       remote_channels * per_channel_bytes_per_s);
   double per_transfer_s = load.latency_s;
   if (plan.protocol == NcclProtocol::simple)
-    per_transfer_s += std::min(plan.part_bytes, 512 * KiB) / (load.nvlink_bytes_per_s / plan.channels_used);
+    per_transfer_s += std::min(plan.part_bytes, 512 * KiB) / port_share_bytes_per_s;
   load.latency_s = plan.transfers_per_channel * per_transfer_s;
 }
 

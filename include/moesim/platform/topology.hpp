@@ -27,6 +27,7 @@ struct NcclParams {
   int nvls_channels = 0;               // CTAs of an NVLS collective
   double call_overhead_s = 0;          // fixed time of each collective beyond NCCL's latency model
   double p2p_ll_channel_bytes_per_s = 0;  // LL point-to-point data rate per channel; 0 = NCCL's LL model
+  double p2p_simple_channel_bytes_per_s = 0;  // Simple point-to-point ceiling per channel; 0 = none
   double p2p_host_call_s = 0;          // host time per ncclSend/ncclRecv of an all-to-all; 0 = never binds
   // NCCL_ALGO: only this algorithm is considered (nccl-tests runs that force one); empty = NCCL's
   // own choice. A collective it cannot run is an error, as in NCCL.
