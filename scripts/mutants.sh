@@ -46,6 +46,8 @@ src/platform/nccl_model.cpp @@ const bool ll = peer_bytes <= channels * 16 * KiB
 src/platform/nccl_model.cpp @@ load.latency_s += nc.call_overhead_s; @@ load.latency_s += 0; @@ [nccl]
 src/platform/nccl_model.cpp @@ const double host_s = 2.0 * l.size * t.nccl.p2p_host_call_s; @@ const double host_s = 1.0 * l.size * t.nccl.p2p_host_call_s; @@ [nccl]
 src/platform/nccl_model.cpp @@ const double remote_channels = plan.channels_used * (l.size - 1.0) / l.size; @@ const double remote_channels = plan.channels_used; @@ [nccl]
+src/platform/nccl_model.cpp @@ const bool nccl_chooses = t.nccl.modelled; @@ const bool nccl_chooses = false; @@ [tuning]
+src/platform/nccl_tuning.cpp @@ if (!(ring_s < 25 || (ring_s < 50 && ring_c > 4))) { @@ if (false) { @@ [tuning]
 src/platform/collective_load.cpp @@ const int heads = std::min(k, kMaxNvlsHeads); @@ const int heads = k; @@ [nccl]
 src/platform/collective_load.cpp @@ if (nodes == 3) return 1.5; @@ if (nodes == 3) return 2; @@ [nccl]
 src/platform/collective_load.cpp @@ use(reduction ? bytes : bytes * (n - 1) / n, @@ use(reduction ? bytes * (n + 1) / n : bytes * (n - 1) / n, @@ [nccl]

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collective_load.hpp"
+#include "nccl_tuning_model.hpp"
 
 namespace moesim::platform {
 
@@ -42,63 +43,6 @@ std::string_view to_string(NcclProtocol p) {
 
 namespace {
 
-// NCCL's tuning constants (NVIDIA/nccl src/graph/tuning.cc at v2.30.7, microseconds), indexed
-// [protocol LL, LL128, Simple]. Not measurements: NCCL's own model of itself.
-struct Latencies {
-  double base[3];
-  double nvlink[3];
-  double net[3];
-};
-Latencies latencies(NcclAlgorithm a) {
-  switch (a) {
-    case NcclAlgorithm::tree: return {{6.8, 14.0, 8.4}, {0.6, 1.25, 4.0}, {5.0, 8.5, 14.0}};
-    case NcclAlgorithm::ring:
-    case NcclAlgorithm::p2p: return {{6.6, 14.0, 8.4}, {0.6, 1.9, 3.4}, {2.7, 4.0, 14.0}};
-    case NcclAlgorithm::nvls: return {{0, 0, 0}, {0, 0, 25.0}, {0, 0, 18.0}};
-    case NcclAlgorithm::nvls_tree: return {{0, 0, 0}, {0, 0, 25.0}, {0, 0, 20.9}};
-    case NcclAlgorithm::pat: return {{8.0, 8.0, 8.0}, {0, 0, 4.0}, {0, 0, 14.0}};
-  }
-  return {};
-}
-constexpr double kUs = 1e-6;
-// On inter-node rings NCCL raises the intra-node step latency to the network post overhead
-// (1 us on x86, three times that with Simple).
-double net_overhead_us(NcclProtocol p) { return p == NcclProtocol::simple ? 3.0 : 1.0; }
-
-int log2_int(int v) {
-  int r = 0;
-  while (v > 1) {
-    v >>= 1;
-    ++r;
-  }
-  return r;
-}
-
-// NCCL's latency model (ncclTopoTuneModel) for a group of n ranks on d domains.
-double nccl_latency_s(NcclAlgorithm a, NcclProtocol p, CollectiveKind kind, int n, int d) {
-  const Latencies lat = latencies(a);
-  const int pi = static_cast<int>(p);
-  const bool reduction = kind == CollectiveKind::all_reduce;
-  const int ppn = n / d;
-  double intra = lat.nvlink[pi];
-  // With one rank per node the network latency is fully exposed: the tree's is used.
-  const double inter = ppn == 1 ? latencies(NcclAlgorithm::tree).net[pi] : lat.net[pi];
-  switch (a) {
-    case NcclAlgorithm::ring: {
-      const int steps = reduction ? 2 * (n - 1) : n - 1;
-      const int inter_steps = d == 1 ? 0 : (reduction ? 2 * (d - 1) : d - 1);
-      if (d > 1) intra = std::max(intra, net_overhead_us(p));
-      return (lat.base[pi] + (steps - inter_steps) * intra + inter_steps * inter) * kUs;
-    }
-    case NcclAlgorithm::tree: return (lat.base[pi] + 2 * ((ppn - 1) * intra + log2_int(d) * inter)) * kUs;
-    case NcclAlgorithm::nvls: return (intra + (d > 1 ? inter : 0)) * kUs;
-    case NcclAlgorithm::nvls_tree: return (lat.base[pi] + intra + 2 * log2_int(d) * inter) * kUs;
-    case NcclAlgorithm::pat: return (lat.base[pi] + log2_int(d) * inter / 3.5 + n * 2.8) * kUs;
-    case NcclAlgorithm::p2p: return (lat.base[pi] + (d > 1 ? lat.net[pi] : lat.nvlink[pi])) * kUs;
-  }
-  return 0;
-}
-
 // What a protocol moves of the Simple protocol's rate, and the cap NCCL's model puts on its bus
 // bandwidth (ncclTopoTuneModel's refinements, NCCL-TUNE at v2.30.7): LL at most llMaxBws in all,
 // LL128 and the tree's Simple at most perChMax*Bws per channel it runs on. NCCL indexes the caps
@@ -110,25 +54,16 @@ struct ProtocolRate {
   double cap_bytes_per_s = std::numeric_limits<double>::infinity();
 };
 ProtocolRate protocol_rate(NcclAlgorithm a, NcclProtocol p, int domains, int channels, bool blackwell) {
-  const int column = domains <= 2 ? domains - 1 : 2;
   constexpr double GBps = 1e9;
   const bool tree = a == NcclAlgorithm::tree;
+  const detail::NcclTunerCaps caps = detail::nccl_tuner_caps(blackwell, domains);
   switch (p) {
-    case NcclProtocol::ll: {
-      constexpr double multi_node_ll_max[] = {0, 39.0, 20.4};
-      const double ll_max = domains == 1 ? (blackwell ? 282.0 : 141.0) : multi_node_ll_max[column];
-      return {tree ? 1.0 / 3.8 : 0.5, ll_max * GBps};
-    }
-    case NcclProtocol::ll128: {
-      constexpr double tree_blackwell[] = {55.6, 31.67, 20.0}, tree_hopper[] = {36.7, 36.7, 29.0};
-      const double per_channel = tree ? (blackwell ? tree_blackwell : tree_hopper)[column] : (blackwell ? 40.0 : 36.7);
-      return {tree ? 120.0 / 128 : 0.92, channels * per_channel * GBps};
-    }
+    case NcclProtocol::ll: return {tree ? 1.0 / 3.8 : 0.5, caps.ll_max * GBps};
+    case NcclProtocol::ll128:
+      return {tree ? 120.0 / 128 : 0.92,
+              channels * (tree ? caps.tree_ll128_per_channel : caps.ring_ll128_per_channel) * GBps};
     case NcclProtocol::simple:
-      if (tree) {
-        constexpr double tree_blackwell[] = {70.0, 42.8, 24.0}, tree_hopper[] = {38.7, 41.4, 36.0};
-        return {1.0, channels * (blackwell ? tree_blackwell : tree_hopper)[column] * GBps};
-      }
+      if (tree) return {1.0, channels * caps.tree_per_channel * GBps};
       return {};
   }
   return {};
@@ -335,7 +270,7 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
   // The wire hop of each used tier stays; NCCL's model latency comes on top.
   if (load.nvlink_steps > 0) load.nvlink_steps = 1;
   if (load.nic_steps > 0) load.nic_steps = 1;
-  load.latency_s = nccl_latency_s(c.algorithm, c.protocol, kind, l.size, l.domains);
+  load.latency_s = detail::nccl_latency_s(c.algorithm, c.protocol, kind, l.size, l.domains);
   if (c.algorithm == NcclAlgorithm::p2p && scheduled_in_one_domain(t, kind, l))
     price_one_domain_all_to_all(t, l, bytes, load);
   load.latency_s += nc.call_overhead_s;
@@ -387,18 +322,32 @@ CollectivePlan plan_for(const Topology& t, CollectiveKind kind, const GroupLayou
   if (bytes < 0) throw std::invalid_argument("collective: negative byte count");
   if (kind == CollectiveKind::send_recv && l.size != 2)
     throw std::invalid_argument("send_recv: the group must be {sender, receiver}");
+  const std::vector<Candidate> options = candidates(t, kind, l, bytes);
+  // NCCL chooses by its own model's time (nccl_tuning.hpp); an ideal library, and where NCCL's
+  // model has no time (point-to-point) or rules every option out, moesim's time chooses.
+  auto least = [&](auto seconds_of) -> const Candidate* {
+    const Candidate* pick = nullptr;
+    double least_s = std::numeric_limits<double>::infinity();
+    for (const Candidate& c : options)
+      if (const double s = seconds_of(c); s < least_s) {
+        least_s = s;
+        pick = &c;
+      }
+    return pick;
+  };
+  const bool nccl_chooses = t.nccl.modelled;
+  const Candidate* chosen = nullptr;
+  if (nccl_chooses)
+    chosen = least([&](const Candidate& c) {
+      return detail::nccl_estimated_seconds(t, l, c.algorithm, c.protocol, kind, bytes);
+    });
+  if (!chosen) chosen = least([&](const Candidate& c) { return busiest_seconds(t, c, kind, l, bytes, nullptr); });
   CollectivePlan best;
-  double best_s = std::numeric_limits<double>::infinity();
   int busiest = 0;
-  for (const Candidate& c : candidates(t, kind, l, bytes)) {
-    int m = 0;
-    const double s = busiest_seconds(t, c, kind, l, bytes, &m);
-    if (s < best_s) {
-      best_s = s;
-      busiest = m;
-      best.algorithm = c.algorithm;
-      best.protocol = c.protocol;
-    }
+  if (chosen) {
+    best.algorithm = chosen->algorithm;
+    best.protocol = chosen->protocol;
+    busiest_seconds(t, *chosen, kind, l, bytes, &busiest);
   }
   best.channels = channels_of(t, {best.algorithm, best.protocol}, kind, l, bytes);
   const int planned = member >= 0 ? member : busiest;

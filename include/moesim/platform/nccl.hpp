@@ -26,7 +26,8 @@
 // model adds 0.92 to the tree's all-reduce and 0.75 to PAT. Latencies are NCCL's own tuning
 // model (src/graph/tuning.cc, v2.30.7: base + per-step NVLink / network latencies per algorithm
 // and protocol). NCCL picks, per collective and size, the algorithm and protocol of least
-// predicted time (ncclTopoGetAlgoTime); moesim does the same with these times.
+// predicted time by its own model (ncclTopoGetAlgoTime); moesim picks by that model too
+// (nccl_tuning.hpp) and prices the pick with these rates, latencies and fills.
 // A collective holds its channels' CTAs (one SM each) while it runs.
 #include <optional>
 #include <string_view>
@@ -53,9 +54,10 @@ struct CollectivePlan {
   double seconds = 0; // on an idle platform
 };
 
-// The plan of member `rank`; the algorithm and protocol are chosen for the whole group (least
-// time of its busiest member). An ideal library (Topology::nccl.modelled false) has only the ring
-// and p2p, at link rate, with one hop latency per step.
+// The plan of member `rank`; the algorithm and protocol are chosen for the whole group, as NCCL
+// chooses (least time by NCCL's own model, nccl_tuning.hpp). An ideal library
+// (Topology::nccl.modelled false) has only the ring and p2p, at link rate, with one hop latency
+// per step, and takes the one of least time.
 CollectivePlan plan_collective(const Topology& t, CollectiveKind kind, const Group& g, double bytes, int rank);
 // The plan of the busiest member.
 CollectivePlan plan_collective(const Topology& t, CollectiveKind kind, const Group& g, double bytes);
