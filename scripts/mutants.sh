@@ -40,7 +40,7 @@ src/driver/run.cpp @@ s.training.seq_len / m.step_time_s / s.gpus; @@ s.training
 src/platform/nccl_model.cpp @@ const int stages = kind == CollectiveKind::all_reduce ? 3 : 2; @@ const int stages = 2; @@ [nccl]
 src/platform/nccl_model.cpp @@ return pipeline_fill_s(2 * depth + 3, @@ return pipeline_fill_s(2 * depth + 1, @@ [nccl]
 src/platform/nccl_model.cpp @@ while (nc >= 2 && bytes < nc * threads * per_thread) --nc; @@ while (false) --nc; @@ [nccl]
-src/platform/nccl_model.cpp @@ return {tree ? 1.0 / 3.8 : 0.5, ll_max * GBps}; @@ return {tree ? 1.0 / 3.8 : 0.5, 1e30}; @@ [nccl]
+src/platform/nccl_model.cpp @@ return {tree ? 1.0 / 3.8 : 0.5, caps.ll_max * GBps}; @@ return {tree ? 1.0 / 3.8 : 0.5, 1e30}; @@ [nccl]
 src/platform/nccl_model.cpp @@ out.transfers_per_channel = (transfers + channels - 1) / channels; @@ out.transfers_per_channel = 1; @@ [nccl]
 src/platform/nccl_model.cpp @@ const bool ll = peer_bytes <= channels * 16 * KiB; @@ const bool ll = peer_bytes <= channels * 32 * KiB; @@ [nccl]
 src/platform/nccl_model.cpp @@ load.latency_s += nc.call_overhead_s; @@ load.latency_s += 0; @@ [nccl]
