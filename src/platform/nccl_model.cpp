@@ -337,10 +337,12 @@ CollectivePlan plan_for(const Topology& t, CollectiveKind kind, const GroupLayou
   };
   const bool nccl_chooses = t.nccl.modelled;
   const Candidate* chosen = nullptr;
-  if (nccl_chooses)
+  if (nccl_chooses) {
+    const NcclGraphs graphs = nccl_search_graphs(t, l.max_per_domain, l.domains);
     chosen = least([&](const Candidate& c) {
-      return detail::nccl_estimated_seconds(t, l, c.algorithm, c.protocol, kind, bytes);
+      return detail::nccl_estimated_seconds(t, l, graphs, c.algorithm, c.protocol, kind, bytes);
     });
+  }
   if (!chosen) chosen = least([&](const Candidate& c) { return busiest_seconds(t, c, kind, l, bytes, nullptr); });
   CollectivePlan best;
   int busiest = 0;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <span>
 
+#include "collective_load.hpp"
 #include "nccl_tuning_model.hpp"
 
 namespace moesim::platform {
@@ -51,7 +52,6 @@ constexpr double kHopperInter[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12,
 constexpr double kBlackwellIntra[] = {90, 80, 70, 60, 50, 40, 30, 24, 20, 19, 18};
 constexpr double kBlackwellInter[] = {96, 48, 45.1, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, .24, .12};
 constexpr int kMaxGraphChannels = 32;  // MAXCHANNELS / 2
-constexpr int kMaxNvlsHeads = 32;      // NCCL_MAX_NVLS_ARITY
 // NCCL's link figures (NCCL-GRAPH: topo.h): 20.6 GB/s per NVLink 4 link of 25, 40.1 per NVLink 5
 // link of 50; a NIC at its speed (400 Gb/s: 50 GB/s) behind a PCIe Gen5 x16 path (48 GB/s).
 constexpr double kNicGbytesPerS = 50;
@@ -112,8 +112,8 @@ constexpr double kTreeCorrection[3][24] = {
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
 
 // The bus bandwidth NCCL's model gives the algorithm and protocol, GB/s; 0 where NCCL disables it.
-double nccl_bus_gbytes_per_s(const Topology& t, const GroupLayout& l, NcclAlgorithm a, NcclProtocol p,
-                             CollectiveKind kind) {
+double nccl_bus_gbytes_per_s(const Topology& t, const GroupLayout& l, const NcclGraphs& graphs, NcclAlgorithm a,
+                             NcclProtocol p, CollectiveKind kind) {
   const bool reduction = kind == CollectiveKind::all_reduce;
   const bool nvls = a == NcclAlgorithm::nvls || a == NcclAlgorithm::nvls_tree;
   const int d = l.domains;
@@ -123,7 +123,6 @@ double nccl_bus_gbytes_per_s(const Topology& t, const GroupLayout& l, NcclAlgori
       ((a == NcclAlgorithm::tree || a == NcclAlgorithm::nvls_tree) && !reduction) ||
       (a == NcclAlgorithm::pat && (reduction || l.max_per_domain != 1)) || (nvls && p != NcclProtocol::simple))
     return 0;
-  const NcclGraphs graphs = nccl_search_graphs(t, l.max_per_domain, d);
   const NcclGraph& g = a == NcclAlgorithm::ring ? graphs.ring : nvls ? graphs.nvls : graphs.tree;
   if (g.channels <= 0) return 0;
   const NcclTunerCaps caps = nccl_tuner_caps(t.nccl.blackwell, d);
@@ -152,10 +151,10 @@ double nccl_bus_gbytes_per_s(const Topology& t, const GroupLayout& l, NcclAlgori
 
 }  // namespace
 
-double nccl_estimated_seconds(const Topology& t, const GroupLayout& l, NcclAlgorithm a, NcclProtocol p,
-                              CollectiveKind kind, double bytes) {
+double nccl_estimated_seconds(const Topology& t, const GroupLayout& l, const NcclGraphs& graphs, NcclAlgorithm a,
+                              NcclProtocol p, CollectiveKind kind, double bytes) {
   if (l.size < 2) return kInfinity;
-  double bw = nccl_bus_gbytes_per_s(t, l, a, p, kind);
+  double bw = nccl_bus_gbytes_per_s(t, l, graphs, a, p, kind);
   if (bw <= 0) return kInfinity;
   const bool reduction = kind == CollectiveKind::all_reduce;
   // To the algorithm's bandwidth: the ring, NVLS and NVLS-tree by ranks over steps, the tree
@@ -250,7 +249,7 @@ NcclGraphs nccl_search_graphs(const Topology& t, int ranks_per_domain, int domai
 
   // NVLS: one head per GPU (per NIC across nodes), at most 32; each GPU carries s each way and
   // a head 2 s: (heads + 1) s within the links. bwInter is raised while below twice bwIntra.
-  const int heads = std::min({kMaxNvlsHeads, n, inter ? nics : n});
+  const int heads = std::min({detail::kMaxNvlsHeads, n, inter ? nics : n});
   if (heads >= 2) {
     double intra = 0;
     for (double s : speeds)
@@ -273,7 +272,8 @@ NcclGraphs nccl_search_graphs(const Topology& t, int ranks_per_domain, int domai
 
 double nccl_estimated_seconds(const Topology& t, CollectiveKind kind, const Group& g, NcclAlgorithm a, NcclProtocol p,
                               double bytes) {
-  return detail::nccl_estimated_seconds(t, detail::analyse_group(t, g), a, p, kind, bytes);
+  const detail::GroupLayout l = detail::analyse_group(t, g);
+  return detail::nccl_estimated_seconds(t, l, nccl_search_graphs(t, l.max_per_domain, l.domains), a, p, kind, bytes);
 }
 
 }  // namespace moesim::platform

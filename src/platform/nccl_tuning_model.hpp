@@ -21,8 +21,9 @@ struct NcclTunerCaps {
 };
 NcclTunerCaps nccl_tuner_caps(bool blackwell, int domains);
 
-// nccl_estimated_seconds for an analysed group.
-double nccl_estimated_seconds(const Topology& t, const GroupLayout& l, NcclAlgorithm a, NcclProtocol p,
-                              CollectiveKind kind, double bytes);
+// nccl_estimated_seconds for an analysed group and its graphs (nccl_search_graphs for its
+// members per domain and domains: computed once for all the candidates of a collective).
+double nccl_estimated_seconds(const Topology& t, const GroupLayout& l, const NcclGraphs& graphs, NcclAlgorithm a,
+                              NcclProtocol p, CollectiveKind kind, double bytes);
 
 }  // namespace moesim::platform::detail
