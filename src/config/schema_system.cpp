@@ -58,13 +58,37 @@ void describe_nccl(Reader& r, NcclSpec& n) {
                .at_least(0)
                .at_most(1000),
            n.p2p_ll_channel_gbytes_per_s);
-  r.number(key("p2p_simple_channel_gbytes_per_s", "most one channel (one CTA copying through its FIFO) of a "
-                                                  "point-to-point transfer on the Simple protocol moves, GB/s "
-                                                  "(0 = no limit below the port's)")
+  r.number(key("p2p_simple_channel_gbytes_per_s", "most one channel (one CTA copying through its FIFOs) sends to "
+                                                  "other GPUs on the Simple protocol, GB/s, whatever the number of "
+                                                  "point-to-point transfers it runs at once (0 = no limit below the "
+                                                  "port's)")
                .optional()
                .at_least(0)
                .at_most(1000),
            n.p2p_simple_channel_gbytes_per_s);
+  r.number(key("p2p_simple_warp_gbytes_per_s", "what one copying warp of a point-to-point transfer moves on the "
+                                               "Simple protocol, GB/s: a channel running several transfers at once "
+                                               "splits its 20 warps between them, and a receiver copies its last "
+                                               "step out at its warps' rate (0 = no limit per warp; the last step "
+                                               "then drains at a channel's share of the port)")
+               .optional()
+               .at_least(0)
+               .at_most(1000),
+           n.p2p_simple_warp_gbytes_per_s);
+  r.number(key("p2p_ll_latency_us", "fixed time of one point-to-point transfer on the LL protocol inside one NVLink "
+                                    "domain, beyond one NVLink hop, in microseconds (0 = NCCL's ring latency, "
+                                    "borrowed: NCCL's tuning model has none for point-to-point)")
+               .optional()
+               .at_least(0)
+               .at_most(1000),
+           n.p2p_ll_latency_us);
+  r.number(key("p2p_simple_latency_us", "fixed time of one point-to-point transfer on the Simple protocol inside "
+                                        "one NVLink domain, beyond one NVLink hop and its last step's drain, in "
+                                        "microseconds (0 = NCCL's ring latency, borrowed)")
+               .optional()
+               .at_least(0)
+               .at_most(1000),
+           n.p2p_simple_latency_us);
   r.number(key("p2p_host_call_us", "host time of one ncclSend or ncclRecv of a grouped all-to-all (one of each per "
                                    "peer, itself included), in microseconds: an all-to-all issued back to back takes "
                                    "at least their sum (0 = the host never binds)")

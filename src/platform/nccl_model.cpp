@@ -90,34 +90,81 @@ struct Candidate {
 constexpr double KiB = 1024;
 
 // How NCCL runs an all-to-all inside one NVLink domain (NCCL 2.28.7, NCCL-P2P: addP2pToPlan,
-// scheduleP2pTasksToPlan, src/device/sendrecv.h): every peer's transfer gets the same number of
-// channels, at most the channels over the rank count (halved from all of them), and fewer when it
-// is small (one per eighth of a step); LL up to 16 KiB per channel of the peer limit, Simple above
-// it. A channel runs the transfers it is given one after another (NCCL batches only transfers of
-// the same group of 8 rounds): with 64 ranks on 32 channels each channel runs two. A rank's
-// transfer to itself is one of them (round 0): it takes a channel, but not the port.
+// scheduleP2pTasksToPlan, src/device/sendrecv.h). Round r sends to rank + r and receives from
+// rank - r (round 0: the rank itself, which nccl-tests and PyTorch include). Every peer's transfer
+// gets the same number of channels, at most the channels over the rank count (halved from all of
+// them), fewer when it is small (one per eighth of a step), doubled while a channel's part is
+// over 32 steps; LL up to 16 KiB per channel of the peer limit, Simple above it (the rank's own
+// copy is always Simple). Round r's parts go to consecutive channels from the bit reversal of r
+// (ncclP2pChannelBaseForRound). A channel batches the works of one group of 8 rounds (an epoch):
+// a batch's works run at once and split the CTA's warps; the batches run one after another.
+struct P2pWork {
+  bool self = false;  // the rank's own copy: local, never on the port
+  double part_bytes = 0;
+};
+using P2pBatch = std::vector<P2pWork>;
 struct P2pSchedule {
   NcclProtocol protocol = NcclProtocol::simple;
-  int channels_used = 0;     // channels with a transfer
-  int transfers_per_channel = 0;
-  double part_bytes = 0;     // one transfer's share of one channel
+  int channels_used = 0;                     // channels with a transfer
+  std::vector<std::vector<P2pBatch>> batches;  // per channel, in order
 };
+constexpr int kP2pRoundsPerEpoch = 8;  // NCCL_MAX_DEV_WORK_P2P_PER_BATCH
+
+int reverse_low_bits(int x, int bits) {
+  int r = 0;
+  for (int i = 0; i < bits; ++i) r |= ((x >> i) & 1) << (bits - 1 - i);
+  return r;
+}
+
 P2pSchedule one_domain_all_to_all(int ranks, double peer_bytes, int channels) {
   P2pSchedule out;
   int per_peer_max = channels;  // nChannelsMin: halved while the peers would need more than all
   while (per_peer_max > 1 && per_peer_max * ranks > channels) per_peer_max /= 2;
   const bool ll = peer_bytes <= channels * 16 * KiB;  // NCCL_P2P_LL_THRESHOLD per channel
   out.protocol = ll ? NcclProtocol::ll : NcclProtocol::simple;
-  // A step: LL's buffer over NCCL_STEPS, Simple's NCCL_P2P_NVL_CHUNKSIZE; inside one node a part
-  // is at least 1/8 and at most 32 steps.
-  const double step = ll ? 64 * KiB : 512 * KiB;
-  int per_peer = std::clamp(static_cast<int>(std::ceil(peer_bytes / (step / 8))), 1, per_peer_max);
-  while (std::ceil(peer_bytes / per_peer) > 32 * step && per_peer <= channels / 2) per_peer *= 2;
-  const int transfers = ranks * per_peer;  // the transfer to itself too (nccl-tests, PyTorch)
-  out.channels_used = std::min(channels, transfers);
-  out.transfers_per_channel = (transfers + channels - 1) / channels;
-  out.part_bytes = peer_bytes / per_peer;
+  int bits = 0;  // log2Up(p2pnChannels)
+  while ((1 << bits) < channels) ++bits;
+  out.batches.resize(channels);
+  std::vector<int> epoch_of_last(channels, -1);
+  for (int round = 0; round < ranks; ++round) {
+    const bool self = round == 0;
+    // A step: LL's buffer over NCCL_STEPS, Simple's NCCL_P2P_NVL_CHUNKSIZE; inside one node a part
+    // is at least 1/8 and at most 32 steps.
+    const double step = ll && !self ? 64 * KiB : 512 * KiB;
+    int per_peer = std::clamp(static_cast<int>(std::ceil(peer_bytes / (step / 8))), 1, per_peer_max);
+    while (std::ceil(peer_bytes / per_peer) > 32 * step && per_peer <= channels / 2) per_peer *= 2;
+    const int base = reverse_low_bits(round % (1 << bits), bits);
+    const int epoch = round / kP2pRoundsPerEpoch;
+    for (int part = 0; part < per_peer; ++part) {
+      const int c = (base + part) & ((1 << bits) - 1);
+      if (c >= channels) continue;  // channel counts are powers of two in NCCL
+      auto& batches = out.batches[c];
+      if (batches.empty() || epoch_of_last[c] != epoch || batches.back().size() == kP2pRoundsPerEpoch)
+        batches.emplace_back();
+      batches.back().push_back({self, peer_bytes / per_peer});
+      epoch_of_last[c] = epoch;
+    }
+  }
+  out.channels_used = static_cast<int>(
+      std::count_if(out.batches.begin(), out.batches.end(), [](const auto& b) { return !b.empty(); }));
   return out;
+}
+
+// How a point-to-point CTA's 20 warps (NCCL_MAX_NTHREADS 640) split between the works of a
+// batch (sendrecv.h): per work, the receive warps, and the send warps that copy (a send group of
+// 3 or more gives one warp to the fence and flag, prims_simple.h's nworkers).
+struct P2pWarps {
+  int receive = 0;
+  int send_copying = 0;
+};
+P2pWarps p2p_warps_per_work(int works) {
+  constexpr int kWarps = 20;
+  const int per_work = kWarps / std::max(1, works);
+  P2pWarps w;
+  w.receive = per_work <= 4 ? per_work / 2 : (per_work - 1) / 2;
+  const int send = per_work <= 4 ? w.receive : w.receive + 1;
+  w.send_copying = send - (send >= 3 ? 1 : 0);
+  return w;
 }
 bool scheduled_in_one_domain(const Topology& t, CollectiveKind kind, const GroupLayout& l) {
   return t.nccl.modelled && kind == CollectiveKind::all_to_all && l.domains == 1 && l.size > 1;
@@ -210,29 +257,56 @@ double nvls_tree_pipeline_fill_s(const GroupLayout& l, double bytes, int channel
   return pipeline_fill_s(2 * depth + 3, bytes / (concurrent_ops * chunk), bandwidth_s);
 }
 
-// An all-to-all inside one domain as NCCL schedules it (one_domain_all_to_all): LL at its
-// measured rate per channel, Simple at most its measured ceiling per channel (a channel is one
-// CTA copying through its FIFO; with 4 ranks a quarter of what the channels copy is the rank's
-// own share, which never reaches the port, so they fall short of it), and each channel's
-// transfers in turn, each paying NCCL's latency and,
-// on Simple, the fill of its first chunk (the sender's copy into the peer's FIFO before the
-// receiver's copy out can start: one chunk of at most NCCL_P2P_NVL_CHUNKSIZE at a channel's share).
+// An all-to-all inside one domain as NCCL schedules it (one_domain_all_to_all). The busiest
+// channel sets the time: each of its batches pays a transfer's fixed time, and moves its largest
+// remote part at the CTA's rate over its remote works. On LL that is the measured rate per channel.
+// On Simple a CTA sends to other GPUs at most its ceiling, and at most its copying warps' rate
+// (with 4 works at once a work keeps 2 copying warps of 20); the receiver copies the last step out
+// (at most NCCL_P2P_NVL_CHUNKSIZE, 512 KiB) after the sender's fence and flag, at its receive
+// warps' rate. The rank's own copy is local: it takes its warps, never the port. The port carries
+// the remote bytes at most at its rate.
 void price_one_domain_all_to_all(const Topology& t, const GroupLayout& l, double bytes, TierLoad& load) {
-  const P2pSchedule plan = one_domain_all_to_all(l.size, bytes, t.nccl.channels);
-  const double per_channel_bytes_per_s =
-      plan.protocol == NcclProtocol::ll ? t.nccl.p2p_ll_channel_bytes_per_s : t.nccl.p2p_simple_channel_bytes_per_s;
-  // The channels copy every peer's share, the rank's own too; the port carries (n - 1) of n.
+  const NcclParams& nc = t.nccl;
+  const P2pSchedule plan = one_domain_all_to_all(l.size, bytes, nc.channels);
+  const bool ll = plan.protocol == NcclProtocol::ll;
+  // A measured LL rate per channel replaces NCCL's LL model (half the port, capped): the port
+  // itself then binds at the Simple protocol's rate.
+  const double port_bytes_per_s = ll && nc.p2p_ll_channel_bytes_per_s > 0 ? t.nvlink_bytes_per_s * nc.nvlink_efficiency
+                                                                            : load.nvlink_bytes_per_s;
   const double remote_channels = plan.channels_used * (l.size - 1.0) / l.size;
   const double port_share_bytes_per_s = load.nvlink_bytes_per_s / remote_channels;  // a remote transfer's
-  if (per_channel_bytes_per_s > 0)
-    load.nvlink_bytes_per_s = std::min(plan.protocol == NcclProtocol::ll
-                                           ? t.nvlink_bytes_per_s * t.nccl.nvlink_efficiency
-                                           : load.nvlink_bytes_per_s,
-                                       remote_channels * per_channel_bytes_per_s);
-  double per_transfer_s = load.latency_s;
-  if (plan.protocol == NcclProtocol::simple)
-    per_transfer_s += std::min(plan.part_bytes, 512 * KiB) / port_share_bytes_per_s;
-  load.latency_s = plan.transfers_per_channel * per_transfer_s;
+  const double configured_latency_s = ll ? nc.p2p_ll_latency_s : nc.p2p_simple_latency_s;
+  const double latency_s = configured_latency_s > 0 ? configured_latency_s : load.latency_s;
+  double busiest_fixed_s = 0, busiest_copy_s = 0;
+  for (const auto& batches : plan.batches) {
+    double fixed_s = 0, copy_s = 0;
+    for (const P2pBatch& batch : batches) {
+      const auto remote = static_cast<int>(std::count_if(batch.begin(), batch.end(), [](const P2pWork& w) { return !w.self; }));
+      if (remote == 0) continue;  // the rank's own copy alone never reaches the port
+      double largest_bytes = 0;
+      for (const P2pWork& w : batch)
+        if (!w.self) largest_bytes = std::max(largest_bytes, w.part_bytes);
+      fixed_s += latency_s;
+      const P2pWarps warps = p2p_warps_per_work(static_cast<int>(batch.size()));
+      double cta_bytes_per_s = ll ? remote * nc.p2p_ll_channel_bytes_per_s : nc.p2p_simple_channel_bytes_per_s;
+      if (!ll && nc.p2p_simple_warp_bytes_per_s > 0)
+        cta_bytes_per_s = std::min(cta_bytes_per_s, nc.p2p_simple_warp_bytes_per_s * warps.send_copying * remote);
+      if (cta_bytes_per_s > 0) copy_s += largest_bytes * remote / cta_bytes_per_s;
+      if (!ll) {
+        const double drain_bytes_per_s = nc.p2p_simple_warp_bytes_per_s > 0
+                                             ? nc.p2p_simple_warp_bytes_per_s * warps.receive
+                                             : port_share_bytes_per_s;
+        fixed_s += std::min(largest_bytes, 512 * KiB) / drain_bytes_per_s;
+      }
+    }
+    if (fixed_s + copy_s > busiest_fixed_s + busiest_copy_s) {
+      busiest_fixed_s = fixed_s;
+      busiest_copy_s = copy_s;
+    }
+  }
+  const double copy_s = std::max(busiest_copy_s, load.nvlink_bytes / port_bytes_per_s);
+  if (copy_s > 0) load.nvlink_bytes_per_s = load.nvlink_bytes / copy_s;
+  load.latency_s = busiest_fixed_s;
 }
 
 // An all-to-all is one ncclSend and one ncclRecv per peer, itself included, in a group (PyTorch's

@@ -54,6 +54,9 @@ Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, 
   t.nccl.call_overhead_s = n.call_overhead_us * 1e-6;
   t.nccl.p2p_ll_channel_bytes_per_s = n.p2p_ll_channel_gbytes_per_s * 1e9;
   t.nccl.p2p_simple_channel_bytes_per_s = n.p2p_simple_channel_gbytes_per_s * 1e9;
+  t.nccl.p2p_simple_warp_bytes_per_s = n.p2p_simple_warp_gbytes_per_s * 1e9;
+  t.nccl.p2p_ll_latency_s = n.p2p_ll_latency_us * 1e-6;
+  t.nccl.p2p_simple_latency_s = n.p2p_simple_latency_us * 1e-6;
   t.nccl.p2p_host_call_s = n.p2p_host_call_us * 1e-6;
   check_topology(t);
   return t;

@@ -27,7 +27,10 @@ struct NcclParams {
   int nvls_channels = 0;               // CTAs of an NVLS collective
   double call_overhead_s = 0;          // fixed time of each collective beyond NCCL's latency model
   double p2p_ll_channel_bytes_per_s = 0;  // LL point-to-point data rate per channel; 0 = NCCL's LL model
-  double p2p_simple_channel_bytes_per_s = 0;  // Simple point-to-point ceiling per channel; 0 = none
+  double p2p_simple_channel_bytes_per_s = 0;  // Simple point-to-point ceiling per channel (CTA); 0 = none
+  double p2p_simple_warp_bytes_per_s = 0;     // Simple point-to-point rate per copying warp; 0 = none
+  double p2p_ll_latency_s = 0;         // fixed time of one LL point-to-point transfer; 0 = NCCL's ring latency
+  double p2p_simple_latency_s = 0;     // fixed time of one Simple point-to-point transfer; 0 = as above
   double p2p_host_call_s = 0;          // host time per ncclSend/ncclRecv of an all-to-all; 0 = never binds
   // NCCL_ALGO: only this algorithm is considered (nccl-tests runs that force one); empty = NCCL's
   // own choice. A collective it cannot run is an error, as in NCCL.
