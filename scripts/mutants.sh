@@ -43,6 +43,7 @@ src/platform/nccl_model.cpp @@ while (nc >= 2 && bytes < nc * threads * per_thre
 src/platform/nccl_model.cpp @@ return {tree ? 1.0 / 3.8 : 0.5, caps.ll_max * GBps}; @@ return {tree ? 1.0 / 3.8 : 0.5, 1e30}; @@ [nccl]
 src/platform/nccl_model.cpp @@ if (batches.empty() || epoch_of_last[c] != epoch || @@ if (batches.empty() || @@ [nccl]
 src/platform/nccl_model.cpp @@ const bool ll = peer_bytes <= channels * 16 * KiB; @@ const bool ll = peer_bytes <= channels * 32 * KiB; @@ [nccl]
+src/platform/nccl_model.cpp @@ case NcclAlgorithm::nvls_tree: return t.nccl.nvls_tree_channels; @@ case NcclAlgorithm::nvls_tree: return t.nccl.nvls_channels; @@ [nccl]
 src/platform/nccl_model.cpp @@ load.latency_s += nc.call_overhead_s; @@ load.latency_s += 0; @@ [nccl]
 src/platform/nccl_model.cpp @@ const double host_s = 2.0 * l.size * t.nccl.p2p_host_call_s; @@ const double host_s = 1.0 * l.size * t.nccl.p2p_host_call_s; @@ [nccl]
 src/platform/nccl_model.cpp @@ w.send_copying = send - (send >= 3 ? 1 : 0); @@ w.send_copying = send; @@ [nccl]

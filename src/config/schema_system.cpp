@@ -45,7 +45,17 @@ void describe_nccl(Reader& r, NcclSpec& n) {
            n.net_efficiency);
   r.integer(key("channels", "CTAs (one SM each) a ring, tree or point-to-point collective runs on").at_least(1).at_most(64),
             n.channels);
-  r.integer(key("nvls_channels", "CTAs an NVLS collective runs on").at_least(1).at_most(64), n.nvls_channels);
+  r.integer(key("nvls_channels", "CTAs an NVLS collective runs on inside one NVLink domain (NCCL's count for a "
+                                  "communicator within one node or MNNVL clique)")
+                .at_least(1)
+                .at_most(64),
+            n.nvls_channels);
+  r.integer(key("nvls_tree_channels", "CTAs an NVLS-tree collective runs on across NVLink domains (NCCL's count for "
+                                       "a communicator over several nodes or cliques; 0 = nvls_channels)")
+                .optional()
+                .at_least(0)
+                .at_most(64),
+            n.nvls_tree_channels);
   r.number(key("call_overhead_us", "fixed time each NCCL collective takes beyond NCCL's own latency model, in "
                                    "microseconds (0 = none)")
                .optional()

@@ -364,8 +364,8 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
 int channels_of(const Topology& t, const Candidate& c, CollectiveKind kind, const GroupLayout& l, double bytes) {
   if (!t.nccl.modelled) return 0;
   switch (c.algorithm) {
-    case NcclAlgorithm::nvls:
-    case NcclAlgorithm::nvls_tree: return t.nccl.nvls_channels;
+    case NcclAlgorithm::nvls: return t.nccl.nvls_channels;
+    case NcclAlgorithm::nvls_tree: return t.nccl.nvls_tree_channels;
     case NcclAlgorithm::p2p:
       return scheduled_in_one_domain(t, kind, l) ? one_domain_all_to_all(l.size, bytes, t.nccl.channels).channels_used
                                                  : t.nccl.channels;

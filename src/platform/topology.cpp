@@ -51,6 +51,7 @@ Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, 
   t.nccl.net_efficiency = n.net_efficiency;
   t.nccl.channels = n.channels;
   t.nccl.nvls_channels = n.nvls_channels;
+  t.nccl.nvls_tree_channels = n.nvls_tree_channels > 0 ? n.nvls_tree_channels : n.nvls_channels;
   t.nccl.call_overhead_s = n.call_overhead_us * 1e-6;
   t.nccl.p2p_ll_channel_bytes_per_s = n.p2p_ll_channel_gbytes_per_s * 1e9;
   t.nccl.p2p_simple_channel_bytes_per_s = n.p2p_simple_channel_gbytes_per_s * 1e9;

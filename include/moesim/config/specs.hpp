@@ -73,7 +73,8 @@ struct NcclSpec {
   double nvls_efficiency = 0;             // NVLS (NVLink SHARP), fraction of the port; 0 = no NVLS
   double net_efficiency = 1.0;            // Simple protocol over the NIC, fraction of the NIC
   int channels = 16;                      // CTAs (one SM each) of a ring/tree/p2p collective
-  int nvls_channels = 16;                 // CTAs of an NVLS collective
+  int nvls_channels = 16;                 // CTAs of an NVLS collective inside one NVLink domain
+  int nvls_tree_channels = 0;             // CTAs of NVLS-tree (across domains); 0 = nvls_channels
   double call_overhead_us = 0;            // fixed time of each collective beyond NCCL's latency model
   double p2p_ll_channel_gbytes_per_s = 0; // LL point-to-point data rate per channel; 0 = NCCL's LL model
   double p2p_simple_channel_gbytes_per_s = 0;  // Simple point-to-point ceiling per channel (CTA); 0 = none

@@ -24,7 +24,8 @@ struct NcclParams {
   double nvls_efficiency = 1.0;        // NVLS, of the port
   double net_efficiency = 1.0;         // Simple protocol over the NIC, of the NIC
   int channels = 0;                    // CTAs of a ring/tree/p2p collective
-  int nvls_channels = 0;               // CTAs of an NVLS collective
+  int nvls_channels = 0;               // CTAs of an NVLS collective inside one NVLink domain
+  int nvls_tree_channels = 0;          // CTAs of an NVLS-tree collective (across domains)
   double call_overhead_s = 0;          // fixed time of each collective beyond NCCL's latency model
   double p2p_ll_channel_bytes_per_s = 0;  // LL point-to-point data rate per channel; 0 = NCCL's LL model
   double p2p_simple_channel_bytes_per_s = 0;  // Simple point-to-point ceiling per channel (CTA); 0 = none
