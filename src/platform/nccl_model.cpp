@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -133,7 +134,7 @@ P2pSchedule one_domain_all_to_all(int ranks, double peer_bytes, int channels) {
     const double step = ll && !self ? 64 * KiB : 512 * KiB;
     int per_peer = std::clamp(static_cast<int>(std::ceil(peer_bytes / (step / 8))), 1, per_peer_max);
     while (std::ceil(peer_bytes / per_peer) > 32 * step && per_peer <= channels / 2) per_peer *= 2;
-    const int base = reverse_low_bits(round % (1 << bits), bits);
+    const int base = reverse_low_bits(round, bits);  // NCCL's low bits of the round
     const int epoch = round / kP2pRoundsPerEpoch;
     for (int part = 0; part < per_peer; ++part) {
       const int c = (base + part) & ((1 << bits) - 1);
@@ -170,8 +171,23 @@ bool scheduled_in_one_domain(const Topology& t, CollectiveKind kind, const Group
   return t.nccl.modelled && kind == CollectiveKind::all_to_all && l.domains == 1 && l.size > 1;
 }
 
+// One collective to plan: what it is, where its members sit, NCCL's byte count, and, for an
+// all-to-all inside one domain, NCCL's schedule of it, built once and shared by the choice, the
+// channel count and the pricing.
+struct Request {
+  CollectiveKind kind;
+  const GroupLayout& layout;
+  double bytes;
+  std::optional<P2pSchedule> one_domain_p2p;
+  Request(const Topology& t, CollectiveKind k, const GroupLayout& l, double b) : kind(k), layout(l), bytes(b) {
+    if (scheduled_in_one_domain(t, k, l)) one_domain_p2p = one_domain_all_to_all(l.size, b, t.nccl.channels);
+  }
+};
+
 // The algorithms NCCL would consider for this collective and placement.
-std::vector<Candidate> candidates(const Topology& t, CollectiveKind kind, const GroupLayout& l, double bytes) {
+std::vector<Candidate> candidates(const Topology& t, const Request& r) {
+  const CollectiveKind kind = r.kind;
+  const GroupLayout& l = r.layout;
   std::vector<Candidate> out;
   const bool modelled = t.nccl.modelled;
   const std::vector<NcclProtocol> protocols =
@@ -185,9 +201,7 @@ std::vector<Candidate> candidates(const Topology& t, CollectiveKind kind, const 
     case CollectiveKind::send_recv:
       // NCCL picks the protocol of a point-to-point transfer by its size, not by a time model;
       // across nodes it is Simple (the network's connections have no LL buffers).
-      out.push_back({NcclAlgorithm::p2p, scheduled_in_one_domain(t, kind, l)
-                                             ? one_domain_all_to_all(l.size, bytes, t.nccl.channels).protocol
-                                             : NcclProtocol::simple});
+      out.push_back({NcclAlgorithm::p2p, r.one_domain_p2p ? r.one_domain_p2p->protocol : NcclProtocol::simple});
       break;
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
@@ -265,9 +279,8 @@ double nvls_tree_pipeline_fill_s(const GroupLayout& l, double bytes, int channel
 // (at most NCCL_P2P_NVL_CHUNKSIZE, 512 KiB) after the sender's fence and flag, at its receive
 // warps' rate. The rank's own copy is local: it takes its warps, never the port. The port carries
 // the remote bytes at most at its rate.
-void price_one_domain_all_to_all(const Topology& t, const GroupLayout& l, double bytes, TierLoad& load) {
+void price_one_domain_all_to_all(const Topology& t, const GroupLayout& l, const P2pSchedule& plan, TierLoad& load) {
   const NcclParams& nc = t.nccl;
-  const P2pSchedule plan = one_domain_all_to_all(l.size, bytes, nc.channels);
   const bool ll = plan.protocol == NcclProtocol::ll;
   // A measured LL rate per channel replaces NCCL's LL model (half the port, capped): the port
   // itself then binds at the Simple protocol's rate.
@@ -281,11 +294,14 @@ void price_one_domain_all_to_all(const Topology& t, const GroupLayout& l, double
   for (const auto& batches : plan.batches) {
     double fixed_s = 0, copy_s = 0;
     for (const P2pBatch& batch : batches) {
-      const auto remote = static_cast<int>(std::count_if(batch.begin(), batch.end(), [](const P2pWork& w) { return !w.self; }));
-      if (remote == 0) continue;  // the rank's own copy alone never reaches the port
+      int remote = 0;
       double largest_bytes = 0;
       for (const P2pWork& w : batch)
-        if (!w.self) largest_bytes = std::max(largest_bytes, w.part_bytes);
+        if (!w.self) {
+          ++remote;
+          largest_bytes = std::max(largest_bytes, w.part_bytes);
+        }
+      if (remote == 0) continue;  // the rank's own copy alone never reaches the port
       fixed_s += latency_s;
       const P2pWarps warps = p2p_warps_per_work(static_cast<int>(batch.size()));
       double cta_bytes_per_s = ll ? remote * nc.p2p_ll_channel_bytes_per_s : nc.p2p_simple_channel_bytes_per_s;
@@ -322,8 +338,10 @@ void hold_to_host_floor(const Topology& t, const GroupLayout& l, TierLoad& load)
 }
 
 // Rates and latency of one candidate for one member (bytes and steps from algorithm_load).
-TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, const GroupLayout& l, int member,
-                double bytes, int channels) {
+TierLoad priced(const Topology& t, const Candidate& c, const Request& r, int member, int channels) {
+  const CollectiveKind kind = r.kind;
+  const GroupLayout& l = r.layout;
+  const double bytes = r.bytes;
   TierLoad load = detail::algorithm_load(c.algorithm, kind, l, member, bytes);
   if (!t.nccl.modelled) return load;  // ideal: link rates, one hop latency per step
   const NcclParams& nc = t.nccl;
@@ -345,8 +363,7 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
   if (load.nvlink_steps > 0) load.nvlink_steps = 1;
   if (load.nic_steps > 0) load.nic_steps = 1;
   load.latency_s = detail::nccl_latency_s(c.algorithm, c.protocol, kind, l.size, l.domains);
-  if (c.algorithm == NcclAlgorithm::p2p && scheduled_in_one_domain(t, kind, l))
-    price_one_domain_all_to_all(t, l, bytes, load);
+  if (c.algorithm == NcclAlgorithm::p2p && r.one_domain_p2p) price_one_domain_all_to_all(t, l, *r.one_domain_p2p, load);
   load.latency_s += nc.call_overhead_s;
   if (c.algorithm == NcclAlgorithm::nvls)  // NVLink only: its bytes at its rate
     load.latency_s += nvls_pipeline_fill_s(kind, l, bytes, channels, load.nvlink_bytes / load.nvlink_bytes_per_s);
@@ -361,29 +378,28 @@ TierLoad priced(const Topology& t, const Candidate& c, CollectiveKind kind, cons
 
 // `bytes` is NCCL's byte count for the choice, the larger of a rank's send and receive buffers: S
 // for the collectives that run on rings and trees.
-int channels_of(const Topology& t, const Candidate& c, CollectiveKind kind, const GroupLayout& l, double bytes) {
+int channels_of(const Topology& t, const Candidate& c, const Request& r) {
   if (!t.nccl.modelled) return 0;
   switch (c.algorithm) {
     case NcclAlgorithm::nvls: return t.nccl.nvls_channels;
     case NcclAlgorithm::nvls_tree: return t.nccl.nvls_tree_channels;
     case NcclAlgorithm::p2p:
-      return scheduled_in_one_domain(t, kind, l) ? one_domain_all_to_all(l.size, bytes, t.nccl.channels).channels_used
-                                                 : t.nccl.channels;
+      return r.one_domain_p2p ? r.one_domain_p2p->channels_used : t.nccl.channels;
     case NcclAlgorithm::pat: return t.nccl.channels;
     case NcclAlgorithm::ring:
     case NcclAlgorithm::tree: break;
   }
-  return ring_tree_channels(c.algorithm, c.protocol, l.size, bytes, t.nccl.channels);
+  return ring_tree_channels(c.algorithm, c.protocol, r.layout.size, r.bytes, t.nccl.channels);
 }
 
 // The busiest member's time under one candidate (a member's load depends only on its domain's
 // member count, so one member per domain suffices).
-double busiest_seconds(const Topology& t, const Candidate& c, CollectiveKind kind, const GroupLayout& l, double bytes,
-                       int* busiest_member) {
+double busiest_seconds(const Topology& t, const Candidate& c, const Request& r, int* busiest_member) {
   double worst = -1;
-  for (const auto& members : l.domain_members) {
+  const int channels = channels_of(t, c, r);
+  for (const auto& members : r.layout.domain_members) {
     const int m = members.front();
-    const double s = tier_seconds(t, priced(t, c, kind, l, m, bytes, channels_of(t, c, kind, l, bytes)));
+    const double s = tier_seconds(t, priced(t, c, r, m, channels));
     if (s > worst) {
       worst = s;
       if (busiest_member) *busiest_member = m;
@@ -396,7 +412,8 @@ CollectivePlan plan_for(const Topology& t, CollectiveKind kind, const GroupLayou
   if (bytes < 0) throw std::invalid_argument("collective: negative byte count");
   if (kind == CollectiveKind::send_recv && l.size != 2)
     throw std::invalid_argument("send_recv: the group must be {sender, receiver}");
-  const std::vector<Candidate> options = candidates(t, kind, l, bytes);
+  const Request request(t, kind, l, bytes);
+  const std::vector<Candidate> options = candidates(t, request);
   // NCCL chooses by its own model's time (nccl_tuning.hpp); an ideal library, and where NCCL's
   // model has no time (point-to-point) or rules every option out, moesim's time chooses.
   auto least = [&](auto seconds_of) -> const Candidate* {
@@ -417,17 +434,17 @@ CollectivePlan plan_for(const Topology& t, CollectiveKind kind, const GroupLayou
       return detail::nccl_estimated_seconds(t, l, graphs, c.algorithm, c.protocol, kind, bytes);
     });
   }
-  if (!chosen) chosen = least([&](const Candidate& c) { return busiest_seconds(t, c, kind, l, bytes, nullptr); });
+  if (!chosen) chosen = least([&](const Candidate& c) { return busiest_seconds(t, c, request, nullptr); });
   CollectivePlan best;
   int busiest = 0;
   if (chosen) {
     best.algorithm = chosen->algorithm;
     best.protocol = chosen->protocol;
-    busiest_seconds(t, *chosen, kind, l, bytes, &busiest);
+    busiest_seconds(t, *chosen, request, &busiest);
   }
-  best.channels = channels_of(t, {best.algorithm, best.protocol}, kind, l, bytes);
+  best.channels = channels_of(t, {best.algorithm, best.protocol}, request);
   const int planned = member >= 0 ? member : busiest;
-  best.load = priced(t, {best.algorithm, best.protocol}, kind, l, planned, bytes, best.channels);
+  best.load = priced(t, {best.algorithm, best.protocol}, request, planned, best.channels);
   best.seconds = tier_seconds(t, best.load);
   return best;
 }
