@@ -55,7 +55,8 @@ src/platform/collective_load.cpp @@ if (nodes == 3) return 1.5; @@ if (nodes == 
 src/platform/collective_load.cpp @@ use(reduction ? bytes : bytes * (n - 1) / n, @@ use(reduction ? bytes * (n + 1) / n : bytes * (n - 1) / n, @@ [nccl]
 src/plan/saved_tensors.cpp @@ s.sc.recipe.activation_fp8_input_store && !act_recomputed; @@ s.sc.recipe.activation_fp8_input_store; @@ [memory]
 src/platform/topology.cpp @@ t.spine_routing_efficiency = ecmp_efficiency(flows_per_nic * t.domains_per_leaf, uplinks); @@ t.spine_routing_efficiency = ecmp_efficiency(t.domains_per_leaf, uplinks); @@ [fabric]
-src/platform/ep_dispatch.cpp @@ return r.dispatcher == EpDispatcher::hybridep ? 4.0 * r.routing.experts : 0.0; @@ return 0.0; @@ [ep]
+src/platform/ep_dispatch.cpp @@ return 4.0 * r.routing.experts / ep * domain_members; @@ return 4.0 * r.routing.experts; @@ [ep]
+src/platform/ep_dispatch.cpp @@ const double per_copy = 1.0 + (r.probabilities ? 1 : 0) @@ const double per_copy = 2.0 + 0 * (r.probabilities ? 1 : 0) @@ [ep]
 src/platform/ep_dispatch.cpp @@ nvlink_rate = std::min(nvlink_rate, r.sms * rates.forward_sm_bytes_per_s); @@ nvlink_rate = std::min(nvlink_rate, 2 * r.sms * rates.forward_sm_bytes_per_s); @@ [ep]
 EOF
 )

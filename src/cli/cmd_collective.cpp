@@ -143,7 +143,8 @@ void run(const Options& o) {
     // (MXFP8): 1.03125 bytes per element either way. The combine is BF16.
     const double token_bytes = o.hidden * (kernel == platform::EpKernel::dispatch && o.fp8 ? 1.03125 : 2.0);
     platform::EpExchangeRequest r =
-        platform::one_exchange(platform::ep_exchange_request(recipe, stack, ModelSpec{}), kernel, o.tokens, token_bytes);
+        platform::one_exchange(platform::ep_exchange_request(recipe, stack, ModelSpec{}), kernel, o.tokens, token_bytes,
+                               kernel == platform::EpKernel::dispatch);  // as the dispatchers' benchmarks run them
     r.hidden = o.hidden;
     r.routing = {o.experts, o.topk, o.groups, o.topk_groups > 0 ? o.topk_groups : o.groups};
     const platform::EpExchangePlan p = platform::plan_ep_exchange(t, g, r, 0);

@@ -36,8 +36,8 @@ struct PlannedCollective {
   double domains_per_token = 0;
 };
 // What identifies a collective's plan on one GPU: (group role, kind, bytes, EP tokens, EP token
-// bytes, EP combine kernel).
-using PlanKey = std::tuple<int, int, double, double, double, bool>;
+// bytes, EP combine kernel, EP probabilities carried).
+using PlanKey = std::tuple<int, int, double, double, double, bool, bool>;
 
 // A simulated GPU: its program, which of its tasks are done, which pipeline messages arrived.
 struct Gpu {
@@ -304,7 +304,7 @@ class Simulation {
     const double load = variation_->ep_load_factor(g.rank, t);
     const double bytes = t.bytes * load, tokens = t.ep_tokens * load;
     const PlanKey key{static_cast<int>(t.group), static_cast<int>(t.collective), bytes, tokens,
-                      t.ep_token_bytes, t.ep_combine_kernel};
+                      t.ep_token_bytes, t.ep_combine_kernel, workload::ep_carries_probabilities(t.activity)};
     auto it = g.plans.find(key);
     if (it != g.plans.end()) return it->second;
     PlannedCollective p;
@@ -312,7 +312,7 @@ class Simulation {
     if (ep) {
       const platform::EpExchangeRequest r = platform::one_exchange(
           ep_request_, t.ep_combine_kernel ? platform::EpKernel::combine : platform::EpKernel::dispatch, tokens,
-          t.ep_token_bytes);
+          t.ep_token_bytes, workload::ep_carries_probabilities(t.activity));
       const platform::EpExchangePlan e = platform::plan_ep_exchange(topo, group, r, g.rank);
       p.load = e.load;
       p.sms = r.dispatcher == platform::EpDispatcher::nccl_alltoall ? e.channels : r.sms;

@@ -44,8 +44,10 @@ EpExchangeRequest ep_exchange_request(const RecipeSpec& recipe, const StackSpec&
   return r;
 }
 
-EpExchangeRequest one_exchange(EpExchangeRequest shared, EpKernel kernel, double tokens, double token_bytes) {
+EpExchangeRequest one_exchange(EpExchangeRequest shared, EpKernel kernel, double tokens, double token_bytes,
+                               bool probabilities) {
   shared.kernel = kernel;
+  shared.probabilities = probabilities;
   shared.tokens = tokens;
   shared.token_bytes = token_bytes;
   return shared;
@@ -67,24 +69,28 @@ double distinct_units(const model::RoutingShape& r, int ep, int ranks_per_unit) 
   }
 }
 
-// HybridEP sends each token copy with the token's FP32 probability row over every routed expert
-// (HEP: hybrid_ep_backend.cuh, the load thread's probability copy and the store threads' copy of it
-// to each destination); DeepEP's and NCCL's routing metadata is left out (under 2 % of a token).
-double routing_bytes_per_copy(const EpExchangeRequest& r) {
-  return r.dispatcher == EpDispatcher::hybridep ? 4.0 * r.routing.experts : 0.0;
+// Where it carries them, HybridEP sends each token copy with an FP32 probability row over the
+// experts of one NVLink domain, NUM_OF_EXPERTS_PER_RANK x NUM_OF_RANKS_PER_NODE (HEP:
+// hybrid_ep_backend.cuh, the load thread's probability copy, the store threads' copy of it to each
+// destination, the RDMA write of it to each node); DeepEP's and NCCL's routing metadata is left
+// out (under 2 % of a token).
+double routing_bytes_per_copy(const EpExchangeRequest& r, int ep, int domain_members) {
+  if (r.dispatcher != EpDispatcher::hybridep || !r.probabilities) return 0.0;
+  return 4.0 * r.routing.experts / ep * domain_members;
 }
 
 // SM time of an exchange whose kernel pays a fixed time per copy it issues, per member of its
 // NVLink domain, the ranks its copies go to (itself included, as the constant was derived). HEP:
-// the dispatch's store threads issue a TMA copy of the token, its probabilities and, in FP8, its
-// scales to each destination after the load thread fetched them once: copies + 1 rounds of 2 or 3;
-// the combine loads each copy's token and probabilities and stores their sum: 2 copies + 1. 0 when
-// the kernel has no such cost.
+// the dispatch's store threads issue a TMA copy of the token and, where carried, its probabilities
+// and, in FP8, its scales to each destination after the load thread fetched them once: copies + 1
+// rounds of 1 to 3; the combine loads each copy's token (and probabilities) and stores their sum:
+// copies (twice) + 1. 0 when the kernel has no such cost.
 double sm_seconds(const EpExchangeRequest& r, const EpKernelRates& rates, double copies_per_token, int domain_members) {
   if (rates.sm_copy_seconds_per_peer <= 0 || r.sms <= 0) return 0;
   const bool scaled = r.hidden > 0 && r.token_bytes < 2.0 * r.hidden;  // FP8: under 2 bytes per element
-  const double copies = r.kernel == EpKernel::dispatch ? (scaled ? 3.0 : 2.0) * (copies_per_token + 1)
-                                                       : 2.0 * copies_per_token + 1;
+  const double per_copy = 1.0 + (r.probabilities ? 1 : 0) + (r.kernel == EpKernel::dispatch && scaled ? 1 : 0);
+  const double copies = r.kernel == EpKernel::dispatch ? per_copy * (copies_per_token + 1)
+                                                       : per_copy * copies_per_token + 1;
   return r.tokens / r.sms * copies * rates.sm_copy_seconds_per_peer * domain_members;
 }
 
@@ -125,7 +131,7 @@ EpExchangePlan plan_ep_exchange(const Topology& t, const Group& g, const EpExcha
     TierLoad& load = plan.load;
     // A copy stays on the GPU when the destination (inside the domain) or the forwarder (across
     // domains) is the sender itself: 1/k of the (token, GPU) pairs by symmetry.
-    const double wire_bytes = r.token_bytes + routing_bytes_per_copy(r);
+    const double wire_bytes = r.token_bytes + routing_bytes_per_copy(r, n, k);
     load.nvlink_bytes = r.tokens * plan.copies_per_token * (k - 1) / k * wire_bytes;
     load.nvlink_steps = k > 1 ? 1 : 0;
     double nvlink_rate = t.nvlink_bytes_per_s * rates.nvlink_efficiency;

@@ -54,12 +54,13 @@ class RankPricing {
   double seconds(const PassItem& item) {
     if (item.group != GroupRole::ep || item.ep_token_bytes <= 0)
       return seconds(item.collective, item.group, item.bytes);
-    const auto key = std::make_tuple(item.ep_tokens, item.ep_token_bytes, item.ep_combine_kernel);
+    const bool probabilities = ep_carries_probabilities(item.activity);
+    const auto key = std::make_tuple(item.ep_tokens, item.ep_token_bytes, item.ep_combine_kernel, probabilities);
     const auto it = ep_cache_.find(key);
     if (it != ep_cache_.end()) return it->second;
     const platform::EpExchangeRequest r = platform::one_exchange(
         ep_request_, item.ep_combine_kernel ? platform::EpKernel::combine : platform::EpKernel::dispatch,
-        item.ep_tokens, item.ep_token_bytes);
+        item.ep_tokens, item.ep_token_bytes, probabilities);
     const double s = platform::plan_ep_exchange(topo_, groups_[static_cast<int>(GroupRole::ep)], r, rank_).seconds;
     ep_cache_.emplace(key, s);
     return s;
@@ -71,7 +72,7 @@ class RankPricing {
   platform::EpExchangeRequest ep_request_;
   platform::Group groups_[4];
   std::map<std::tuple<int, int, double>, double> cache_;
-  std::map<std::tuple<double, double, bool>, double> ep_cache_;
+  std::map<std::tuple<double, double, bool, bool>, double> ep_cache_;
 };
 
 // Where a rank's streams are free, and what its passes cost.

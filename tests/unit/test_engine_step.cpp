@@ -43,6 +43,7 @@ TEST_CASE("A 1-stage, 1-micro-batch step is the sum of its parts", "[engine]") {
         r.kernel = t.ep_combine_kernel ? platform::EpKernel::combine : platform::EpKernel::dispatch;
         r.tokens = t.ep_tokens;
         r.token_bytes = t.ep_token_bytes;
+        r.probabilities = workload::ep_carries_probabilities(t.activity);
         expected += platform::plan_ep_exchange(topo, platform::Group{group}, r, 0).seconds;
       } else {
         expected += platform::closed_form_seconds(topo, t.collective, platform::Group{group}, t.bytes);

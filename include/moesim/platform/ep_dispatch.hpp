@@ -56,6 +56,7 @@ struct EpExchangeRequest {
   double tokens = 0;         // tokens each rank routes
   double token_bytes = 0;    // bytes of one token copy (hidden x element size, scales included)
   int hidden = 0;            // elements per token: under 2 bytes each, the token is FP8 with scales
+  bool probabilities = false;  // each copy carries its token's probability row (HybridEP)
   model::RoutingShape routing;
   int sms = 0;               // SMs the dispatcher's kernels run on (deepep, hybridep)
   EpDispatcherRates rates;   // deepep, hybridep
@@ -76,7 +77,8 @@ struct EpExchangePlan {
 // rates for it, the model's routing. Tokens, token bytes and kernel are per exchange.
 EpExchangeRequest ep_exchange_request(const RecipeSpec& recipe, const StackSpec& stack, const ModelSpec& model);
 // One exchange of a run: its shared request with this exchange's kernel, tokens and token bytes.
-EpExchangeRequest one_exchange(EpExchangeRequest shared, EpKernel kernel, double tokens, double token_bytes);
+EpExchangeRequest one_exchange(EpExchangeRequest shared, EpKernel kernel, double tokens, double token_bytes,
+                               bool probabilities);
 
 // The plan of member `rank` of the EP group. Throws std::invalid_argument for a rank outside the
 // group, negative sizes, or a routing whose experts do not divide over the group.

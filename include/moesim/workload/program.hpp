@@ -24,6 +24,10 @@ enum class Activity : std::uint8_t {
   compute, tp_comm, ep_dispatch, ep_combine, pp_comm, dp_grad_sync, dp_param_gather, optimizer
 };
 std::string_view to_string(Activity a);
+// The dispatch's EP exchange carries the router's probabilities with its tokens, forward, and
+// their gradients back (HybridEP's FORWARD_DISPATCH and BACKWARD_COMBINE kernels); the combine's
+// carries none in either pass (HEP: hybrid_ep_backend.cuh).
+constexpr bool ep_carries_probabilities(Activity a) { return a == Activity::ep_dispatch; }
 
 // A task's pass: forward, a whole backward, a backward's input-gradient part (B) or its
 // weight-gradient part (W) when the schedule splits them, or the once-per-step work.
