@@ -215,7 +215,7 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--stack", o->stack, "stack in configs/stacks/ (its dispatchers' measured rates)")
       ->capture_default_str();
   cmd->add_option("--configs", o->configs, "configs/ directory (default: found from the current directory)");
-  cmd->add_option("--op", o->op, "ep-dispatch, ep-combine, all-reduce, all-gather, reduce-scatter, all-to-all, send-recv")
+  cmd->add_option("--op", o->op, "ep-dispatch, ep-combine (as the dispatchers' benchmarks run them: the dispatch with the router's probabilities, the combine without), all-reduce, all-gather, reduce-scatter, all-to-all, send-recv")
       ->check(CLI::IsMember({"ep-dispatch", "ep-combine", "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
                              "send-recv"}))
       ->capture_default_str();

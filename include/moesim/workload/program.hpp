@@ -26,7 +26,7 @@ enum class Activity : std::uint8_t {
 std::string_view to_string(Activity a);
 // The dispatch's EP exchange carries the router's probabilities with its tokens, forward, and
 // their gradients back (HybridEP's FORWARD_DISPATCH and BACKWARD_COMBINE kernels); the combine's
-// carries none in either pass (HEP: hybrid_ep_backend.cuh).
+// carries none in either pass (HEP: hybrid_ep_backend.cuh; MLM-A2A: fused_a2a.py).
 constexpr bool ep_carries_probabilities(Activity a) { return a == Activity::ep_dispatch; }
 
 // A task's pass: forward, a whole backward, a backward's input-gradient part (B) or its
