@@ -56,7 +56,7 @@ struct EpExchangeRequest {
   double tokens = 0;         // tokens each rank routes
   double token_bytes = 0;    // bytes of one token copy (hidden x element size, scales included)
   int hidden = 0;            // elements per token: under 2 bytes each, the token is FP8 with scales
-  bool probabilities = false;  // each copy carries its token's probability row (HybridEP)
+  bool probabilities = false;  // each copy carries its token's probability row (HybridEP sends it)
   model::RoutingShape routing;
   int sms = 0;               // SMs the dispatcher's kernels run on (deepep, hybridep)
   EpDispatcherRates rates;   // deepep, hybridep
@@ -76,7 +76,8 @@ struct EpExchangePlan {
 // The request a run's EP exchanges share: the recipe's dispatcher and SMs, the stack's measured
 // rates for it, the model's routing. Tokens, token bytes and kernel are per exchange.
 EpExchangeRequest ep_exchange_request(const RecipeSpec& recipe, const StackSpec& stack, const ModelSpec& model);
-// One exchange of a run: its shared request with this exchange's kernel, tokens and token bytes.
+// One exchange of a run: its shared request with this exchange's kernel, tokens, token bytes and
+// whether its copies carry the router's probabilities (workload::ep_carries_probabilities).
 EpExchangeRequest one_exchange(EpExchangeRequest shared, EpKernel kernel, double tokens, double token_bytes,
                                bool probabilities);
 
