@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -153,11 +154,12 @@ TEST_CASE("HybridEP sends each copy with its probability row and pays SM time pe
   const model::RoutingShape uniform{256, 8, 1, 1};
   const double gpus = 32 * hit_probability(256, 8, 8);
   const double per_copy_s = 4e-9;
-  auto plan = [&](EpKernel kernel, double token_bytes, int sms) {
+  auto plan = [&](EpKernel kernel, double token_bytes, int sms, std::optional<bool> probabilities = {}) {
     EpExchangeRequest r = request(EpDispatcher::hybridep, kernel, token_bytes, uniform);
     r.rates.dispatch = {1.0, 0, 1.0, per_copy_s};
     r.rates.combine = {1.0, 0, 1.0, per_copy_s};
     r.sms = sms;
+    if (probabilities) r.probabilities = *probabilities;  // else as the benchmarks run the kernel
     return plan_ep_exchange(t, g, r, 0);
   };
   // FP8 dispatch: each copy carries the token, its scales and 256 FP32 probabilities; the SMs
@@ -174,11 +176,7 @@ TEST_CASE("HybridEP sends each copy with its probability row and pays SM time pe
   const double bf16_sm_s = kTokens / 32 * 2 * (gpus + 1) * per_copy_s * 32;
   CHECK(bf16.load.nvlink_bytes_per_s == Approx(std::min(900e9, bf16.load.nvlink_bytes / bf16_sm_s)));
   // A dispatch without probabilities (the combine's gradient) issues the token and its scales.
-  EpExchangeRequest bare = request(EpDispatcher::hybridep, EpKernel::dispatch, kHidden * kFp8, uniform);
-  bare.rates.dispatch = {1.0, 0, 1.0, per_copy_s};
-  bare.sms = 16;
-  bare.probabilities = false;
-  const EpExchangePlan bare_plan = plan_ep_exchange(t, g, bare, 0);
+  const EpExchangePlan bare_plan = plan(EpKernel::dispatch, kHidden * kFp8, 16, false);
   CHECK(bare_plan.load.nvlink_bytes == Approx(kTokens * gpus * 31 / 32 * kHidden * kFp8));
   CHECK(bare_plan.load.nvlink_bytes_per_s ==
         Approx(std::min(900e9, bare_plan.load.nvlink_bytes / (kTokens / 16 * 2 * (gpus + 1) * per_copy_s * 32))));
@@ -189,11 +187,7 @@ TEST_CASE("HybridEP sends each copy with its probability row and pays SM time pe
   const double combine_sm_s = kTokens / 16 * (gpus + 1) * per_copy_s * 32;
   CHECK(combine.load.nvlink_bytes_per_s == Approx(std::min(900e9, combine.load.nvlink_bytes / combine_sm_s)));
   // The dispatch's gradient (the combine kernel with probabilities) loads both: 2 copies + 1.
-  EpExchangeRequest grad = request(EpDispatcher::hybridep, EpKernel::combine, kHidden * 2, uniform);
-  grad.rates.combine = {1.0, 0, 1.0, per_copy_s};
-  grad.sms = 16;
-  grad.probabilities = true;
-  const EpExchangePlan grad_plan = plan_ep_exchange(t, g, grad, 0);
+  const EpExchangePlan grad_plan = plan(EpKernel::combine, kHidden * 2, 16, true);
   CHECK(grad_plan.load.nvlink_bytes == Approx(kTokens * gpus * 31 / 32 * (kHidden * 2 + 4 * 256)));
   CHECK(grad_plan.load.nvlink_bytes_per_s ==
         Approx(std::min(900e9, grad_plan.load.nvlink_bytes / (kTokens / 16 * (2 * gpus + 1) * per_copy_s * 32))));
