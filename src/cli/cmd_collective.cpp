@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@ struct Options {
   int topk_groups = 0;
   std::string algo;  // NCCL_ALGO; empty: NCCL's choice
   bool nvls = true;  // NCCL_NVLS_ENABLE
+  std::string nccl_version;  // empty: the version the configs' sources read
   std::string dispatcher = "deepep";
   int sms = 24;
   bool fp8 = true;
@@ -109,6 +111,15 @@ platform::CollectivePlan forced_plan(const Options& o, const platform::Topology&
   }
 }
 
+// "2.18" or "2.18.5" as NcclParams::version (major x 100 + minor).
+int parse_nccl_version(const std::string& text) {
+  std::smatch m;
+  if (!std::regex_match(text, m, std::regex(R"(2\.(\d{1,2})(\.\d+)?)")))
+    throw CLI::ValidationError("--nccl-version", "expected NCCL 2.x as MAJOR.MINOR[.PATCH], e.g. 2.18.5; got \"" +
+                                                     text + "\"");
+  return 200 + std::stoi(m[1].str());
+}
+
 void run(const Options& o) {
   const auto dir = config::find_configs_dir(std::filesystem::current_path() / "collective", o.configs);
   const SystemSpec system = config::load_system(o.system, dir);
@@ -120,6 +131,10 @@ void run(const Options& o) {
   platform::Topology t = platform::make_topology(system, o.ranks, o.gpus_per_domain,
                                                  o.fp8 ? Precision::fp8 : Precision::bf16);
   if (!o.nvls) t.nccl.nvls = false;
+  if (!o.nccl_version.empty()) {
+    if (ep_op) throw CLI::ValidationError("--nccl-version", "applies to NCCL collectives, not to " + o.op);
+    t.nccl.version = parse_nccl_version(o.nccl_version);
+  }
   if (!o.algo.empty()) {
     if (!t.nccl.modelled)
       throw CLI::ValidationError("--algo", fmt::format("{} has no NCCL model (nccl) to force an algorithm of", system.name));
@@ -230,6 +245,9 @@ void add_collective_command(CLI::App& app) {
       ->check(CLI::IsMember(forceable_algorithm_names()));
   cmd->add_flag("!--no-nvls", o->nvls,
                 "NCCL collectives: NVLS and NVLS-tree off, as NCCL_NVLS_ENABLE=0 does (NCCL keeps to ring, tree and PAT)");
+  cmd->add_option("--nccl-version", o->nccl_version,
+                  "NCCL collectives: the NCCL release to model (MAJOR.MINOR[.PATCH]; default 2.28): how it cuts a small "
+                  "NVLS all-reduce among its channels changed with 2.20, 2.22 and 2.23");
   cmd->add_option("--tokens", o->tokens, "EP: tokens per rank")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--hidden", o->hidden, "EP: hidden size")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--experts", o->experts, "EP: routed experts")->check(CLI::PositiveNumber)->capture_default_str();

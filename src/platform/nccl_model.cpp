@@ -236,21 +236,69 @@ double pipeline_fill_s(int stages, double iterations, double bandwidth_s) {
   return (stages - 1) * bandwidth_s / std::max(1.0, iterations);
 }
 
-// Inside one domain an all-reduce scatters its input into the switch's buffers, reduces and
-// multicasts it (multimem), then gathers the result (3 stages); a reduce-scatter scatters and
-// reduces, an all-gather multicasts and gathers (2 stages). NCCL's chunk (enqueue.cc):
-// NCCL_NVLS_CHUNKSIZE 128 KiB, halved below 64, 8 and 2 rounds of all channels' heads, down to
-// 16 KiB.
-double nvls_pipeline_fill_s(CollectiveKind kind, const GroupLayout& l, double bytes, int channels,
-                            double bandwidth_s) {
-  if (channels <= 0 || bytes <= 0) return 0;
-  const int stages = kind == CollectiveKind::all_reduce ? 3 : 2;
-  const double concurrent_ops = double(channels) * std::min(l.size, detail::kMaxNvlsHeads);
+// NCCL's NVLS chunk (calcCollChunking, NCCL-KERN enqueue.cc): NCCL_NVLS_CHUNKSIZE 128 KiB, halved
+// to 64, 32 and 16 KiB while `bytes` is below 64, 8 and 2 rounds of the concurrent operations it is
+// given (channels x heads).
+double nvls_chunk_bytes(double bytes, double concurrent_ops) {
   double chunk = 128 * KiB;
   if (bytes < 64 * concurrent_ops * chunk) chunk = 64 * KiB;
   if (bytes < 8 * concurrent_ops * chunk) chunk = 32 * KiB;
   if (bytes < 2 * concurrent_ops * chunk) chunk = 16 * KiB;
-  return pipeline_fill_s(stages, bytes / (concurrent_ops * chunk), bandwidth_s);
+  return chunk;
+}
+
+double align_up(double bytes, double alignment) { return std::ceil(bytes / alignment) * alignment; }
+
+// The busiest channel of an NVLS all-reduce of `bytes` on `channels` channels: its share of the
+// buffer and the bytes of its largest iteration (heads x chunk). Each NCCL version cuts the buffer
+// its own way (NCCL-KERN enqueue.cc and device/all_reduce.h at each tag):
+// - up to 2.19 the channels take turns of heads x chunk bytes (offset gridOffset + bid x heads x
+//   chunk), so below channels x heads x chunk channel 0 carries up to a whole iteration alone;
+// - 2.20 and 2.21 give each channel a contiguous run of ceil(bytes / channels) (16-byte aligned,
+//   at least 4 KiB and in 4 KiB steps: maxBytesPerChannel);
+// - from 2.22 on the bytes are spread by traffic in cells (16 B in 2.22, 8 KiB from 2.23, the
+//   16 KiB MinTrafficPerChannel of an all-reduce's 2 bytes of traffic per byte), and each
+//   channel's chunk is sized on its own share (nChannels 1).
+struct NvlsChannelShare {
+  double bytes = 0;
+  double iteration_bytes = 0;
+};
+NvlsChannelShare nvls_busiest_channel(int nccl_version, double bytes, int channels, int heads) {
+  const double concurrent_ops = double(channels) * heads;
+  if (nccl_version < 220) {
+    const double iteration = heads * nvls_chunk_bytes(bytes, concurrent_ops);
+    const double rounds = std::ceil(bytes / (channels * iteration));
+    const double last_round = bytes - (rounds - 1) * channels * iteration;
+    return {(rounds - 1) * iteration + std::min(iteration, last_round), std::min(iteration, bytes)};
+  }
+  double share = 0;
+  if (nccl_version < 222) {
+    share = std::min(bytes, align_up(align_up(bytes / channels, 16), 4 * KiB));
+    return {share, std::min(share, heads * nvls_chunk_bytes(bytes, concurrent_ops))};
+  }
+  const double cell = nccl_version < 223 ? 16 : 8 * KiB;
+  const double least = nccl_version < 223 ? 256 : 8 * KiB;  // MinTrafficPerChannel / 2
+  share = std::min(bytes, align_up(std::max(least, bytes / channels), cell));
+  return {share, std::min(share, heads * nvls_chunk_bytes(share, heads))};
+}
+
+// Inside one domain an all-reduce scatters its input into the switch's buffers, reduces and
+// multicasts it (multimem), then gathers the result (3 stages); a reduce-scatter scatters and
+// reduces, an all-gather multicasts and gathers (2 stages). The busiest channel sets the time: its
+// iterations pass the stages at its share of the rate (the channels split the port), plus
+// (stages - 1) of its largest iteration to fill and drain. A reduce-scatter or all-gather is taken
+// as evenly cut, in iterations of all channels' heads x NCCL's chunk.
+double nvls_pipeline_fill_s(CollectiveKind kind, const GroupLayout& l, double bytes, int channels,
+                            double bandwidth_s, int nccl_version) {
+  if (channels <= 0 || bytes <= 0) return 0;
+  const int heads = std::min(l.size, nccl_version < 221 ? 8 : detail::kMaxNvlsHeads);
+  if (kind == CollectiveKind::all_reduce) {
+    const NvlsChannelShare busiest = nvls_busiest_channel(nccl_version, bytes, channels, heads);
+    const double channel_s_per_byte = bandwidth_s * channels / bytes;
+    return (busiest.bytes + 2 * busiest.iteration_bytes) * channel_s_per_byte - bandwidth_s;
+  }
+  const double concurrent_ops = double(channels) * heads;
+  return pipeline_fill_s(2, bytes / (concurrent_ops * nvls_chunk_bytes(bytes, concurrent_ops)), bandwidth_s);
 }
 
 // Across domains (RunWorkColl NVLS_TREE) a chunk passes the scatter warps, the reduce warps of
@@ -366,7 +414,8 @@ TierLoad priced(const Topology& t, const Candidate& c, const Request& r, int mem
   if (c.algorithm == NcclAlgorithm::p2p && r.one_domain_p2p) price_one_domain_all_to_all(t, l, *r.one_domain_p2p, load);
   load.latency_s += nc.call_overhead_s;
   if (c.algorithm == NcclAlgorithm::nvls)  // NVLink only: its bytes at its rate
-    load.latency_s += nvls_pipeline_fill_s(kind, l, bytes, channels, load.nvlink_bytes / load.nvlink_bytes_per_s);
+    load.latency_s +=
+        nvls_pipeline_fill_s(kind, l, bytes, channels, load.nvlink_bytes / load.nvlink_bytes_per_s, nc.version);
   if (c.algorithm == NcclAlgorithm::nvls_tree)  // the busier of its two tiers sets the iterations' pace
     load.latency_s += nvls_tree_pipeline_fill_s(
         l, bytes, channels,

@@ -135,3 +135,30 @@ TEST_CASE("collective --no-nvls turns NVLS and NVLS-tree off, as NCCL_NVLS_ENABL
   CHECK(on_ep.code == 2);
   CHECK_THAT(on_ep.err, Contains("--no-nvls") && Contains("applies to NCCL collectives"));
 }
+
+TEST_CASE("collective --nccl-version models the NCCL release a table was measured with", "[small-findings]") {
+  const TempTree tree("collective-nccl-version");
+  auto run_with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"collective", "--system", "hgx-h100", "--op", "all-reduce", "--ranks", "8",
+                                  "--algo", "nvls", "--bytes", "128K", "--fidelity", "closed", "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args, tree.root());
+  };
+  auto time_us = [&](std::vector<std::string> extra) {
+    const test::CliResult r = run_with(extra);
+    REQUIRE(r.code == 0);
+    return 1e6 * json::parse(r.out)[0]["seconds"].get<double>();
+  };
+  // 2.18 puts 128 KiB on one channel; 2.28 cuts it into 8 KiB cells over 16 (the default).
+  CHECK(time_us({"--nccl-version", "2.18.5"}) > time_us({}) + 15);
+  CHECK(time_us({"--nccl-version", "2.28"}) == time_us({}));
+  for (const char* bad : {"3.1", "2.18x", "2", "2.x"}) {
+    const test::CliResult r = run_with({"--nccl-version", bad});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("--nccl-version") && Contains("MAJOR.MINOR"));
+    CHECK(r.out.empty());
+  }
+  const test::CliResult on_ep = run_cli({"collective", "--op", "ep-dispatch", "--nccl-version", "2.18"}, tree.root());
+  CHECK(on_ep.code == 2);
+  CHECK_THAT(on_ep.err, Contains("applies to NCCL collectives"));
+}

@@ -33,6 +33,9 @@ struct NcclParams {
   double p2p_ll_latency_s = 0;         // fixed time of one LL point-to-point transfer; 0 = NCCL's ring latency
   double p2p_simple_latency_s = 0;     // fixed time of one Simple point-to-point transfer; 0 = as above
   double p2p_host_call_s = 0;          // host time per ncclSend/ncclRecv of an all-to-all; 0 = never binds
+  // NCCL's version as major x 100 + minor: how it cuts an NVLS all-reduce among its channels and
+  // its heads' arity changed with 2.20, 2.21, 2.22 and 2.23. The configs' sources read 2.28.
+  int version = 228;
   // NCCL_ALGO: only this algorithm is considered (nccl-tests runs that force one); empty = NCCL's
   // own choice. A collective it cannot run is an error, as in NCCL.
   std::optional<NcclAlgorithm> forced_algorithm;
