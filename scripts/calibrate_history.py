@@ -7,8 +7,8 @@ under leave_one_out.fitted_to, runs its own row with that value and records that
 
 A parameter with several keys is fitted as one: all its keys scale by the same factor, so their
 recorded ratio stays as the registry says. (The HybridEP dispatch and combine efficiencies were
-such a pair; the dispatchers now come from their own microbenchmarks, configs/stacks/*.json
-deepep/hybridep, and NCCL's rates from nccl-tests, configs/systems/*.json, so they are not fitted.)
+such a pair; the dispatchers now come from their own microbenchmarks, configs/dispatchers/*.json
+(one file per dispatcher), and NCCL's rates from nccl-tests, configs/systems/*.json, so they are not fitted.)
 
 Usage: scripts/calibrate_history.py [build/moesim]      (about a minute: bisections of runs)
 Afterwards: rebuild nothing, run scripts/update-validation-baseline.sh and regenerate
@@ -31,7 +31,7 @@ def compact(text):
     scalar = r'(?:"[^"\n]*"|[-0-9.e]+|true|false)'
     pattern = r'\[\s*\n\s*(' + scalar + r'(?:,\s*\n\s*' + scalar + r')*)\s*\n\s*\]'
     text = re.sub(pattern, lambda m: "[" + re.sub(r',\s*\n\s*', ', ', m.group(1)) + "]", text)
-    # A stack's dispatcher kernels (deepep/hybridep dispatch and combine) on one line each.
+    # A dispatcher's kernels (dispatch and combine) on one line each.
     member = r'"[^"\n]*": ' + scalar
     kernel = r'("(?:dispatch|combine)": )\{\s*\n\s*(' + member + r'(?:,\s*\n\s*' + member + r')*)\s*\n\s*\}'
     return re.sub(kernel, lambda m: m.group(1) + "{" + re.sub(r',\s*\n\s*', ', ', m.group(2)) + "}", text)

@@ -41,6 +41,7 @@ struct Options {
   bool nvls = true;  // NCCL_NVLS_ENABLE
   std::string nccl_version;  // empty: the version the configs' sources read
   std::string dispatcher = "deepep";
+  std::string kernels;  // a file of configs/dispatchers/; empty: the stack's for the dispatcher
   int sms = 24;
   bool fp8 = true;
   std::string fidelity = "folded";
@@ -126,6 +127,8 @@ void run(const Options& o) {
   const bool ep_op = o.op == "ep-dispatch" || o.op == "ep-combine";
   if (ep_op && !o.algo.empty()) throw CLI::ValidationError("--algo", "applies to NCCL collectives, not to " + o.op);
   if (ep_op && !o.nvls) throw CLI::ValidationError("--no-nvls", "applies to NCCL collectives, not to " + o.op);
+  if (!o.kernels.empty() && (!ep_op || o.dispatcher == "alltoall"))
+    throw CLI::ValidationError("--kernels", "applies to ep-dispatch and ep-combine with deepep or hybridep");
   if (o.ranks < 1 || o.ranks > system.max_gpus)
     throw CLI::ValidationError("--ranks", fmt::format("1..{} GPUs on {}", system.max_gpus, system.name));
   platform::Topology t = platform::make_topology(system, o.ranks, o.gpus_per_domain,
@@ -149,7 +152,9 @@ void run(const Options& o) {
   std::string text;
 
   if (ep_op) {
-    const StackSpec stack = config::load_stack(o.stack, dir);
+    StackSpec stack = config::load_stack(o.stack, dir);
+    if (!o.kernels.empty())
+      (o.dispatcher == "hybridep" ? stack.hybridep : stack.deepep) = config::load_dispatcher(o.kernels, dir);
     RecipeSpec recipe;
     recipe.dispatcher = o.dispatcher;
     recipe.dispatcher_sms = o.sms;
@@ -259,6 +264,9 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--dispatcher", o->dispatcher, "EP: alltoall, deepep, hybridep")
       ->check(CLI::IsMember({"alltoall", "deepep", "hybridep"}))
       ->capture_default_str();
+  cmd->add_option("--kernels", o->kernels,
+                  "EP: the dispatcher's measured kernels, a name in configs/dispatchers/ (e.g. deepep-v2; default: "
+                  "the stack's)");
   cmd->add_option("--sms", o->sms, "EP: SMs of the dispatcher's kernels")->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--fp8,!--bf16", o->fp8, "EP: dispatch in FP8 (default) or BF16");

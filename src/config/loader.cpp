@@ -65,6 +65,9 @@ ModelSpec load_model(const std::string& name, const fs::path& configs_dir) {
 StackSpec load_stack(const std::string& name, const fs::path& configs_dir) {
   return load_named<StackSpec>("stacks", name, configs_dir, describe_stack);
 }
+EpDispatcherSpec load_dispatcher(const std::string& name, const fs::path& configs_dir) {
+  return load_named<EpDispatcherSpec>("dispatchers", name, configs_dir, describe_dispatcher);
+}
 
 Scenario load_scenario_json(const json& scenario, const std::string& label, const LoadOptions& options) {
   DocumentContext context;

@@ -13,12 +13,12 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 bool is_config_kind(const std::string& kind) {
-  return kind == "hardware" || kind == "systems" || kind == "models" || kind == "stacks";
+  return kind == "hardware" || kind == "systems" || kind == "models" || kind == "stacks" || kind == "dispatchers";
 }
 
 std::vector<std::string> list_configs(const fs::path& configs_dir, const std::string& kind) {
   if (!is_config_kind(kind))
-    throw std::invalid_argument("list_configs: kind \"" + kind + "\" is not hardware, systems, models or stacks");
+    throw std::invalid_argument("list_configs: kind \"" + kind + "\" is not hardware, systems, models, stacks or dispatchers");
   std::vector<std::string> names;
   std::error_code ec;
   for (fs::directory_iterator it(configs_dir / kind, ec), end; !ec && it != end; it.increment(ec))

@@ -10,7 +10,7 @@
 
 namespace moesim::config {
 
-// The four folders of configs/ that files can be referenced from.
+// The folders of configs/ that files can be referenced from.
 bool is_config_kind(const std::string& kind);
 
 // configs_dir/kind/name.json. Raises ConfigError(label, path, ...) listing the available names

@@ -10,6 +10,7 @@ void describe_gpu(Reader& r, GpuSpec& gpu);              // configs/hardware/<na
 void describe_system(Reader& r, SystemSpec& system);     // configs/systems/<name>.json
 void describe_model(Reader& r, ModelSpec& model);        // configs/models/<name>.json
 void describe_stack(Reader& r, StackSpec& stack);        // configs/stacks/<name>.json
+void describe_dispatcher(Reader& r, EpDispatcherSpec& d);  // configs/dispatchers/<name>.json
 void describe_recipe(Reader& r, RecipeSpec& recipe);     // a stack's "recipe", a scenario's "recipe"
 // Rules that every dispatcher, graph scope and switch the recipe turns on is one the stack
 // supports; `where` prefixes the keys the errors point at ("" inside the recipe object).

@@ -57,7 +57,8 @@ std::string schema_markdown() {
          section<GpuSpec>("GPU", "configs/hardware/<name>.json", describe_gpu) +
          section<SystemSpec>("System", "configs/systems/<name>.json", describe_system) +
          section<ModelSpec>("Model", "configs/models/<name>.json", describe_model) +
-         section<StackSpec>("Software stack", "configs/stacks/<name>.json", describe_stack);
+         section<StackSpec>("Software stack", "configs/stacks/<name>.json", describe_stack) +
+         section<EpDispatcherSpec>("EP dispatcher", "configs/dispatchers/<name>.json", describe_dispatcher);
 }
 
 }  // namespace moesim::config

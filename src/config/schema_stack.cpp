@@ -66,14 +66,16 @@ void describe_kernel(Reader& r, EpKernelSpec& k) {
            k.rdma_efficiency);
 }
 
+}  // namespace
+
 void describe_dispatcher(Reader& r, EpDispatcherSpec& d) {
+  r.text(key("name", "display name of the kernels, e.g. \"DeepEP normal kernels (V1)\""), d.name);
   r.object(key("dispatch", "the dispatch kernel (also the combine's backward)"),
            [&](Reader& k) { describe_kernel(k, d.dispatch); });
   r.object(key("combine", "the combine kernel (also the dispatch's backward)"),
            [&](Reader& k) { describe_kernel(k, d.combine); });
+  r.sources(sources_key(), d.sources);
 }
-
-}  // namespace
 
 const std::vector<std::string>& recompute_modules() {
   static const std::vector<std::string> modules = {"mla_up_proj", "core_attn", "moe_act", "mlp",
@@ -166,10 +168,12 @@ void describe_stack(Reader& r, StackSpec& s) {
   r.text(key("name", "display name of the release, e.g. \"Megatron-Bridge 26.06\""), s.name);
   r.object(key("supports", "what the release can run: the recipe values it offers"),
            [&](Reader& x) { describe_support(x, s.supports); });
-  r.object(key("deepep", "measured performance of the release's DeepEP normal kernels (DeepEP's own benchmarks)"),
-           [&](Reader& x) { describe_dispatcher(x, s.deepep); });
-  r.object(key("hybridep", "measured performance of the release's HybridEP kernels (its own benchmarks)"),
-           [&](Reader& x) { describe_dispatcher(x, s.hybridep); });
+  r.reference(key("deepep", "the DeepEP normal kernels the release ships, as DeepEP's own benchmarks measure them: "
+                            "a name in configs/dispatchers/, or {\"base\": <name>, ...overrides}"),
+              "dispatchers", s.deepep_name, [&](Reader& x) { describe_dispatcher(x, s.deepep); });
+  r.reference(key("hybridep", "the HybridEP kernels the release ships, as their own benchmarks measure them: "
+                              "a name in configs/dispatchers/, or {\"base\": <name>, ...overrides}"),
+              "dispatchers", s.hybridep_name, [&](Reader& x) { describe_dispatcher(x, s.hybridep); });
   r.number(key("host_overhead_per_kernel_us", "host time per kernel launched eagerly (not graph-captured)")
                .in("us", 1e-6).at_least(0).at_most(1e4),
            s.host_overhead_per_kernel_s);

@@ -58,6 +58,8 @@ Scenario configuration(Scenario s) {
   s.system.gpu.sources.clear();
   s.model.sources.clear();
   s.stack.sources.clear();
+  s.stack.deepep.sources.clear();
+  s.stack.hybridep.sources.clear();
   return s;
 }
 

@@ -53,6 +53,11 @@ for f in sorted((configs / "hardware").glob("*.json")):
     s = json.loads(json.dumps(record))
     s["system"] = {"base": "gb300-nvl72", "gpu": {"base": f.stem, **without_sources(json.loads(f.read_text()))}}
     write(f"gpu-{f.stem}", s)
+for f in sorted((configs / "dispatchers").glob("*.json")):
+    s = json.loads(json.dumps(record))
+    s["stack"] = {"base": "megatron-bridge-26.06",
+                  "deepep": {"base": f.stem, **without_sources(json.loads(f.read_text()))}}
+    write(f"dispatcher-{f.stem}", s)
 
 # Small layouts that pass the plan stage (so the fuzzer starts beside valid layouts).
 write("small-pp2-ep32", small())
@@ -75,7 +80,7 @@ for dotted in re.findall(r"^\| `([a-z0-9_.]+)` \|", schema, re.M):
 tokens.update(re.findall(r'"([a-z0-9_]+)"', schema))
 for choices in re.findall(r"one of ([^|]*)", schema):  # enum values, e.g. layout.schedule's
     tokens.update(re.findall(r"`([^`]+)`", choices))
-for kind in ("systems", "models", "stacks", "hardware"):
+for kind in ("systems", "models", "stacks", "hardware", "dispatchers"):
     tokens.update(f.stem for f in (configs / kind).glob("*.json"))
 tokens.update(["base", "sources", "*", "E", "L", "t", "m", "|", "(", ")", "*", "Et|", "(tt|)*"])
 tokens.discard("")

@@ -29,6 +29,10 @@ TEST_CASE("every bundled config file loads", "[config]") {
     INFO("stack " << name);
     CHECK_NOTHROW(config::load_stack(name, dir));
   }
+  for (const auto& name : config::list_configs(dir, "dispatchers")) {
+    INFO("dispatcher " << name);
+    CHECK_NOTHROW(config::load_dispatcher(name, dir));
+  }
   int scenarios = 0;
   for (const auto& entry : std::filesystem::directory_iterator(source_dir() / "scenarios")) {
     if (entry.path().extension() != ".json") continue;
@@ -51,6 +55,7 @@ TEST_CASE("list_configs names the bundled files, sorted", "[config]") {
                                  "qwen3-235b-a22b", "qwen3-30b-a3b"});
   const auto stacks = config::list_configs(dir, "stacks");
   CHECK(std::find(stacks.begin(), stacks.end(), "megatron-core-baseline") != stacks.end());
+  CHECK(config::list_configs(dir, "dispatchers") == std::vector<std::string>{"deepep", "deepep-v2", "hybridep"});
   CHECK(config::list_configs(dir / "nowhere", "models").empty());
   CHECK_THROWS_AS(config::list_configs(dir, "scenarios"), std::invalid_argument);
 }
@@ -203,4 +208,28 @@ TEST_CASE("find_configs_dir: --configs, then $MOESIM_CONFIGS, then the nearest c
   CHECK_THROWS_AS(config::find_configs_dir(scenario, (tree.root() / "missing").string()), ConfigError);
 
   if (saved) ::setenv("MOESIM_CONFIGS", saved_value.c_str(), 1);
+}
+
+TEST_CASE("Every release ships the same measured dispatchers, read from configs/dispatchers/", "[config]") {
+  // A dispatcher's rates come from its own microbenchmarks, not from the release that ships it:
+  // one file per dispatcher, each stack a reference to it.
+  const auto dir = bundled_configs();
+  const EpDispatcherSpec deepep = config::load_dispatcher("deepep", dir);
+  const EpDispatcherSpec hybridep = config::load_dispatcher("hybridep", dir);
+  CHECK(deepep.dispatch.nvlink_efficiency == 0.669);  // DEP-L: 153 x 7/8 / 200 GB/s
+  CHECK(hybridep.combine.sm_copy_seconds_per_peer == Approx(11.51e-9));
+  CHECK(deepep.sources.count("dispatch.nvlink_efficiency") == 1);
+  for (const auto& name : config::list_configs(dir, "stacks")) {
+    INFO("stack " << name);
+    const StackSpec stack = config::load_stack(name, dir);
+    CHECK(stack.deepep_name == "deepep");
+    CHECK(stack.deepep == deepep);
+    CHECK(stack.hybridep_name == "hybridep");
+    CHECK(stack.hybridep == hybridep);
+  }
+  // A scenario can swap in another version (the DeepEP V2 what-if).
+  const Scenario v2 = config::load_scenario(source_dir() / "scenarios" / "hgx-h100-1024-ep64-deepep-v2.json");
+  CHECK(v2.stack.deepep_name == "deepep-v2");
+  CHECK(v2.stack.deepep == config::load_dispatcher("deepep-v2", dir));
+  CHECK(v2.stack.deepep.dispatch.sm_bytes_per_s == Approx(23.14e9));
 }

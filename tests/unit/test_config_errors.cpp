@@ -344,3 +344,44 @@ TEST_CASE("a recipe may turn on only what its stack supports", "[config]") {
   const auto off = write_scenario(tree, "off", {{"stack", "old"}, {"recipe", {{"fused_permute", false}}}});
   CHECK_FALSE(config::load_scenario(off).recipe.fused_permute);
 }
+
+TEST_CASE("a stack's dispatcher is a file of configs/dispatchers/, checked as any reference", "[config]") {
+  TempTree tree("dispatcher-reference");
+  json stack = bundled("stacks/megatron-bridge-26.06.json");
+  stack["deepep"] = "deepep-v9";
+  const auto file = tree.write("configs/stacks/v9.json", stack.dump(2));
+  const auto missing = config_error([&] { config::load_stack("v9", tree.configs()); });
+  CHECK(missing.file() == file.string());
+  CHECK(missing.json_path() == "$.deepep");
+  CHECK_THAT(missing.expected(), Contains("available: deepep, deepep-v2, hybridep"));
+
+  json dispatcher = bundled("dispatchers/hybridep.json");
+  dispatcher["combine"]["rdma_efficiency"] = 1.5;
+  const auto bad = tree.write("configs/dispatchers/fast.json", dispatcher.dump(2));
+  stack["hybridep"] = "fast";
+  stack["deepep"] = "deepep";
+  tree.write("configs/stacks/fast.json", stack.dump(2));
+  const auto range = config_error([&] { config::load_stack("fast", tree.configs()); });
+  CHECK(range.file() == bad.string());
+  CHECK(range.json_path() == "$.combine.rdma_efficiency");
+
+  dispatcher = bundled("dispatchers/hybridep.json");
+  dispatcher["sources"].erase("dispatch.sm_copy_ns_per_peer");
+  tree.write("configs/dispatchers/unsourced.json", dispatcher.dump(2));
+  const auto unsourced = config_error([&] { config::load_dispatcher("unsourced", tree.configs()); });
+  CHECK(unsourced.json_path() == "$.dispatch.sm_copy_ns_per_peer");
+  CHECK_THAT(unsourced.expected(), Contains("every figure needs its source"));
+
+  // Inside a stack file an override needs its source; a scenario's may patch the stack's dispatcher.
+  stack["hybridep"] = {{"base", "hybridep"}, {"combine", {{"rdma_efficiency", 0.5}}}};
+  tree.write("configs/stacks/patched.json", stack.dump(2));
+  CHECK(config_error([&] { config::load_stack("patched", tree.configs()); }).json_path() ==
+        "$.hybridep.combine.rdma_efficiency");
+  const auto scenario = write_scenario(
+      tree, "slow-nic",
+      {{"stack", {{"base", "megatron-bridge-26.06"}, {"hybridep", {{"combine", {{"rdma_efficiency", 0.5}}}}}}}});
+  const Scenario s = config::load_scenario(scenario);
+  CHECK(s.stack.hybridep_name == "hybridep");
+  CHECK(s.stack.hybridep.combine.rdma_efficiency == 0.5);
+  CHECK(s.stack.hybridep.dispatch.rdma_efficiency == 0.859);
+}

@@ -162,3 +162,33 @@ TEST_CASE("collective --nccl-version models the NCCL release a table was measure
   CHECK(on_ep.code == 2);
   CHECK_THAT(on_ep.err, Contains("applies to NCCL collectives"));
 }
+
+TEST_CASE("collective --kernels runs an EP exchange on another file of configs/dispatchers/", "[small-findings]") {
+  const TempTree tree("collective-kernels");
+  auto run_with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"collective", "--system", "hgx-b200", "--op", "ep-dispatch", "--ep", "8",
+                                  "--sms", "64", "--fidelity", "closed", "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args, tree.root());
+  };
+  auto row = [&](std::vector<std::string> extra) {
+    const test::CliResult r = run_with(extra);
+    REQUIRE(r.code == 0);
+    return json::parse(r.out)[0];
+  };
+  // Link-bound at 64 SMs: DeepEP V2 reaches 0.697 of the 900 GB/s port where V1's normal kernels
+  // reach 0.669; the same bytes, the same fixed latency.
+  const json v1 = row({}), v2 = row({"--kernels", "deepep-v2"});
+  const double port_bytes = v1["nvlink_bytes"].get<double>();
+  CHECK(v2["nvlink_bytes"].get<double>() == port_bytes);
+  CHECK(v1["seconds"].get<double>() - v2["seconds"].get<double>() ==
+        Approx(port_bytes / (0.669 * 900e9) - port_bytes / (0.697 * 900e9)).epsilon(1e-6));
+  CHECK(row({"--kernels", "deepep"}) == v1);
+  const test::CliResult missing = run_with({"--kernels", "deepep-v9"});
+  CHECK(missing.code != 0);
+  CHECK_THAT(missing.err, Contains("available: deepep, deepep-v2, hybridep"));
+  CHECK(missing.out.empty());
+  const test::CliResult nccl = run_with({"--kernels", "deepep-v2", "--dispatcher", "alltoall"});
+  CHECK(nccl.code == 2);
+  CHECK_THAT(nccl.err, Contains("--kernels"));
+}

@@ -69,8 +69,9 @@ GpuSpec load_gpu(const std::string& name, const std::filesystem::path& configs_d
 SystemSpec load_system(const std::string& name, const std::filesystem::path& configs_dir);
 ModelSpec load_model(const std::string& name, const std::filesystem::path& configs_dir);
 StackSpec load_stack(const std::string& name, const std::filesystem::path& configs_dir);
+EpDispatcherSpec load_dispatcher(const std::string& name, const std::filesystem::path& configs_dir);
 
-// Names of the files of one kind ("hardware", "systems", "models", "stacks"), sorted.
+// Names of the files of one kind ("hardware", "systems", "models", "stacks", "dispatchers"), sorted.
 std::vector<std::string> list_configs(const std::filesystem::path& configs_dir,
                                       const std::string& kind);
 

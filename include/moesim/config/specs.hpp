@@ -213,8 +213,12 @@ struct EpKernelSpec {
 
   bool operator==(const EpKernelSpec&) const = default;
 };
+// configs/dispatchers/<name>.json: an EP dispatcher's kernels as its own microbenchmarks measure
+// them (a property of the library version, shared by every release that ships it).
 struct EpDispatcherSpec {
   EpKernelSpec dispatch, combine;
+  std::string name;                            // display name, e.g. "DeepEP normal kernels (V1)"
+  std::map<std::string, std::string> sources;  // setting -> provenance
 
   bool operator==(const EpDispatcherSpec&) const = default;
 };
@@ -233,8 +237,10 @@ struct StackSupport {
 struct StackSpec {
   std::string name;
   StackSupport supports;
-  EpDispatcherSpec deepep;                // the release's DeepEP normal kernels
-  EpDispatcherSpec hybridep;              // the release's HybridEP kernels
+  std::string deepep_name;                // configs/dispatchers/ file of its DeepEP normal kernels
+  EpDispatcherSpec deepep;
+  std::string hybridep_name;              // configs/dispatchers/ file of its HybridEP kernels
+  EpDispatcherSpec hybridep;
   double host_overhead_per_kernel_s = 0;  // CPU time per kernel launch when not graph-captured
   double graph_launch_per_kernel_s = 0;   // per kernel replayed from a CUDA graph
   double eager_launch_gap_s = -1e-6;      // GPU idle between eagerly launched kernels; < 0: calibration's
