@@ -127,6 +127,8 @@ void run(const Options& o) {
   const bool ep_op = o.op == "ep-dispatch" || o.op == "ep-combine";
   if (ep_op && !o.algo.empty()) throw CLI::ValidationError("--algo", "applies to NCCL collectives, not to " + o.op);
   if (ep_op && !o.nvls) throw CLI::ValidationError("--no-nvls", "applies to NCCL collectives, not to " + o.op);
+  if (ep_op && !o.nccl_version.empty())
+    throw CLI::ValidationError("--nccl-version", "applies to NCCL collectives, not to " + o.op);
   if (!o.kernels.empty() && (!ep_op || o.dispatcher == "alltoall"))
     throw CLI::ValidationError("--kernels", "applies to ep-dispatch and ep-combine with deepep or hybridep");
   if (o.ranks < 1 || o.ranks > system.max_gpus)
@@ -135,7 +137,6 @@ void run(const Options& o) {
                                                  o.fp8 ? Precision::fp8 : Precision::bf16);
   if (!o.nvls) t.nccl.nvls = false;
   if (!o.nccl_version.empty()) {
-    if (ep_op) throw CLI::ValidationError("--nccl-version", "applies to NCCL collectives, not to " + o.op);
     t.nccl.version = parse_nccl_version(o.nccl_version);
   }
   if (!o.algo.empty()) {
@@ -266,7 +267,7 @@ void add_collective_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--kernels", o->kernels,
                   "EP: the dispatcher's measured kernels, a name in configs/dispatchers/ (e.g. deepep-v2; default: "
-                  "the stack's)");
+                  "the stack's); any file drives either dispatcher, a setting it leaves out never binds");
   cmd->add_option("--sms", o->sms, "EP: SMs of the dispatcher's kernels")->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--fp8,!--bf16", o->fp8, "EP: dispatch in FP8 (default) or BF16");

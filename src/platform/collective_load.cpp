@@ -106,7 +106,8 @@ TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const Grou
       // Across domains only the heads' NICs carry the trees (NCCL connect.cc connectNvls): a
       // head sends and receives its 1/heads of the double binary tree's traffic. The collective
       // ends when the busiest node's heads do, so every member is timed as such a head; the
-      // spine carries what the heads really send.
+      // spine carries what the heads really send. (Before 2.21 the arity was 8, but NVLS trees
+      // then ran on 8-GPU nodes only, where both give 8: nvls_heads.)
       const int heads = std::min(k, kMaxNvlsHeads);
       use(double_binary_tree_peak_sends(d) * bytes / heads, true, 1, load.nic_bytes, load.nic_steps);
       split_spine(load, l.spine_fraction_of_domains(member) * heads / k);

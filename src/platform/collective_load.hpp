@@ -12,6 +12,12 @@ namespace moesim::platform::detail {
 // this many (the NVLS graph's channels, search.cc), and each head drives its own NIC.
 constexpr int kMaxNvlsHeads = 32;
 
+// NVLS heads of a domain of `ranks` GPUs under NCCL `nccl_version` (major x 100 + minor): the
+// arity was 8 until 2.21 raised it to kMaxNvlsHeads. On 8-GPU nodes both give 8.
+constexpr int nvls_heads(int ranks, int nccl_version) {
+  return std::min(ranks, nccl_version < 221 ? 8 : kMaxNvlsHeads);
+}
+
 // What the busiest node of NCCL's double binary tree over `nodes` nodes sends (and receives) per
 // byte of the collective (ncclGetDtree, src/graph/trees.cc). Each tree carries half of the data;
 // a node sends it once to its parent and once to each child. With 2 nodes each is the root of

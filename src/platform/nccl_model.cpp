@@ -273,7 +273,7 @@ NvlsChannelShare nvls_busiest_channel(int nccl_version, double bytes, int channe
   }
   double share = 0;
   if (nccl_version < 222) {
-    share = std::min(bytes, align_up(align_up(bytes / channels, 16), 4 * KiB));
+    share = std::min(bytes, align_up(bytes / channels, 4 * KiB));  // 4 KiB steps keep the 16-B alignment
     return {share, std::min(share, heads * nvls_chunk_bytes(bytes, concurrent_ops))};
   }
   const double cell = nccl_version < 223 ? 16 : 8 * KiB;
@@ -291,7 +291,7 @@ NvlsChannelShare nvls_busiest_channel(int nccl_version, double bytes, int channe
 double nvls_pipeline_fill_s(CollectiveKind kind, const GroupLayout& l, double bytes, int channels,
                             double bandwidth_s, int nccl_version) {
   if (channels <= 0 || bytes <= 0) return 0;
-  const int heads = std::min(l.size, nccl_version < 221 ? 8 : detail::kMaxNvlsHeads);
+  const int heads = detail::nvls_heads(l.size, nccl_version);
   if (kind == CollectiveKind::all_reduce) {
     const NvlsChannelShare busiest = nvls_busiest_channel(nccl_version, bytes, channels, heads);
     const double channel_s_per_byte = bandwidth_s * channels / bytes;
@@ -308,11 +308,12 @@ double nvls_pipeline_fill_s(CollectiveKind kind, const GroupLayout& l, double by
 // 128 KiB, at most 64 KiB from 4 domains on (NCCL_NVLS_TREE_MAXCHUNKSIZE), halved to 64 and
 // 32 KiB below 4 and 1 rounds of all channels' heads (NCCL's 256 and 128 KiB steps for larger
 // chunks never apply to the default 128 KiB).
-double nvls_tree_pipeline_fill_s(const GroupLayout& l, double bytes, int channels, double bandwidth_s) {
+double nvls_tree_pipeline_fill_s(const GroupLayout& l, double bytes, int channels, double bandwidth_s,
+                                 int nccl_version) {
   if (channels <= 0 || bytes <= 0) return 0;
   int depth = 0;
   while ((1 << depth) < l.domains) ++depth;
-  const double concurrent_ops = double(channels) * std::min(l.max_per_domain, detail::kMaxNvlsHeads);
+  const double concurrent_ops = double(channels) * detail::nvls_heads(l.max_per_domain, nccl_version);
   double chunk = l.domains >= 4 ? 64 * KiB : 128 * KiB;
   if (bytes < 4 * concurrent_ops * chunk && chunk > 64 * KiB) chunk = 64 * KiB;
   if (bytes < 1 * concurrent_ops * chunk && chunk > 32 * KiB) chunk = 32 * KiB;
@@ -419,7 +420,7 @@ TierLoad priced(const Topology& t, const Candidate& c, const Request& r, int mem
   if (c.algorithm == NcclAlgorithm::nvls_tree)  // the busier of its two tiers sets the iterations' pace
     load.latency_s += nvls_tree_pipeline_fill_s(
         l, bytes, channels,
-        std::max(load.nvlink_bytes / load.nvlink_bytes_per_s, load.nic_bytes / load.nic_bytes_per_s));
+        std::max(load.nvlink_bytes / load.nvlink_bytes_per_s, load.nic_bytes / load.nic_bytes_per_s), nc.version);
   if (c.algorithm == NcclAlgorithm::p2p && kind == CollectiveKind::all_to_all)
     hold_to_host_floor(t, l, load);
   return load;

@@ -374,6 +374,14 @@ TEST_CASE("NVLS-tree pays its pipeline's fill: 2 x tree depth + 3 stages of head
   const CollectivePlan two = plan(144, 1 * GiB);
   REQUIRE(two.channels == 32);
   CHECK(two.load.latency_s == Approx((25 + 2 * 20.9 + overhead_us) * 1e-6 + 4.0 / 8 * bandwidth_s(two)).epsilon(1e-6));
+  // Before 2.21 NVLS had 8 heads (NCCL_MAX_NVLS_ARITY): the same 1 GiB is 32 iterations of 32 x 8
+  // x 128 KiB, a quarter of the fill.
+  Topology arity8 = system_topology("gb200-nvl72", 144);
+  arity8.nccl.forced_algorithm = NcclAlgorithm::nvls_tree;
+  arity8.nccl.version = 220;
+  const CollectivePlan two_arity8 = plan_collective(arity8, CollectiveKind::all_reduce, range_group(0, 144), 1 * GiB);
+  CHECK(two_arity8.load.latency_s ==
+        Approx((25 + 2 * 20.9 + overhead_us) * 1e-6 + 4.0 / 32 * bandwidth_s(two_arity8)).epsilon(1e-6));
   // 20 racks: depth ceil(log2 20) = 5, 13 stages; 64 KiB chunks from 4 domains on: 16 GiB is 256
   // iterations.
   const CollectivePlan twenty = plan(1440, 16 * GiB);
