@@ -53,6 +53,7 @@ src/platform/nccl_model.cpp @@ const double step = ll && !self ? 64 * KiB : 512 
 src/platform/nccl_model.cpp @@ const bool nccl_chooses = t.nccl.modelled; @@ const bool nccl_chooses = false; @@ [tuning]
 src/platform/nccl_tuning.cpp @@ if (!(ring_s < 25 || (ring_s < 50 && ring_c > 4))) { @@ if (false) { @@ [tuning]
 src/platform/collective_load.cpp @@ const int heads = std::min(k, kMaxNvlsHeads); @@ const int heads = k; @@ [nccl]
+src/platform/collective_load.hpp @@ return std::min(ranks, nccl_version < 221 ? 8 : kMaxNvlsHeads); @@ return std::min(ranks, kMaxNvlsHeads); @@ [nccl]
 src/platform/collective_load.cpp @@ if (nodes == 3) return 1.5; @@ if (nodes == 3) return 2; @@ [nccl]
 src/platform/collective_load.cpp @@ use(reduction ? bytes : bytes * (n - 1) / n, @@ use(reduction ? bytes * (n + 1) / n : bytes * (n - 1) / n, @@ [nccl]
 src/plan/saved_tensors.cpp @@ s.sc.recipe.activation_fp8_input_store && !act_recomputed; @@ s.sc.recipe.activation_fp8_input_store; @@ [memory]
