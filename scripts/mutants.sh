@@ -58,6 +58,8 @@ src/platform/platform_folded.cpp @@ t.leaf_uplink_bytes_per_s() / gpus_per_rep, 
 src/platform/ecmp.cpp @@ const double p = 1.0 / open, log_p @@ const double p = 1.0 / uplinks, log_p @@ [fabric]
 src/model/routing.cpp @@ const double hit = static_cast<double>(h * L_ - s) / (j * Eg_ - s); @@ const double hit = static_cast<double>(h * L_ - s) / (j * Eg_); @@ [routing]
 src/model/routing.cpp @@ if (L_ <= Eg_) return at(s + 1, j + 1, h + 1); @@ if (L_ <= Eg_) return at(s + 1, j + 1, h); @@ [routing]
+src/platform/group_layout.cpp @@ return outside_domain > 0 ? static_cast<double>(size - members_in_leaf_group[m]) / outside_domain : 0.0; @@ return outside_domain > 0 ? 1.0 : 0.0; @@ [fabric]
+src/platform/group_layout.cpp @@ return domains > 1 ? static_cast<double>(domains - domains_in_leaf_group[m]) / (domains - 1) : 0.0; @@ return domains > 1 ? static_cast<double>(domains - domains_in_leaf_group[m]) / domains : 0.0; @@ [nccl]
 src/platform/collective_load.cpp @@ if (nodes == 3) return 1.5; @@ if (nodes == 3) return 2; @@ [nccl]
 src/platform/collective_load.cpp @@ use(reduction ? bytes : bytes * (n - 1) / n, @@ use(reduction ? bytes * (n + 1) / n : bytes * (n - 1) / n, @@ [nccl]
 src/plan/saved_tensors.cpp @@ s.sc.recipe.activation_fp8_input_store && !act_recomputed; @@ s.sc.recipe.activation_fp8_input_store; @@ [memory]
