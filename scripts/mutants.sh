@@ -67,6 +67,9 @@ src/platform/topology.cpp @@ t.spine_routing_efficiency = ecmp_efficiency(flows_
 src/platform/ep_dispatch.cpp @@ return 4.0 * r.routing.experts / ep * domain_members; @@ return 4.0 * r.routing.experts; @@ [ep]
 src/platform/ep_dispatch.cpp @@ const double per_copy = 1.0 + (r.probabilities ? 1 : 0) @@ const double per_copy = 2.0 + 0 * (r.probabilities ? 1 : 0) @@ [ep]
 src/platform/ep_dispatch.cpp @@ nvlink_rate = std::min(nvlink_rate, r.sms * rates.forward_sm_bytes_per_s); @@ nvlink_rate = std::min(nvlink_rate, 2 * r.sms * rates.forward_sm_bytes_per_s); @@ [ep]
+src/platform/ep_dispatch.cpp @@ load.nic_bytes = r.tokens * plan.domains_per_token * (d - 1) / d * wire_bytes; @@ load.nic_bytes = r.tokens * plan.copies_per_token * (d - 1) / d * wire_bytes; @@ [ep]
+src/platform/ep_dispatch.cpp @@ load.nvlink_bytes = r.tokens * plan.copies_per_token * (k - 1) / k * wire_bytes; @@ load.nvlink_bytes = r.tokens * plan.copies_per_token * wire_bytes; @@ [ep]
+src/platform/ep_dispatch.cpp @@ plan.domains_per_token = distinct_units(r.routing, n, k); @@ plan.domains_per_token = distinct_units(r.routing, n, 1); @@ [ep]
 EOF
 )
 
