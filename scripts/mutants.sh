@@ -52,7 +52,7 @@ src/platform/nccl_model.cpp @@ w.send_copying = send - (send >= 3 ? 1 : 0); @@ w
 src/platform/nccl_model.cpp @@ const double step = ll && !self ? 64 * KiB : 512 * KiB; @@ const double step = ll ? 64 * KiB : 512 * KiB; @@ [nccl]
 src/platform/nccl_model.cpp @@ const bool nccl_chooses = t.nccl.modelled; @@ const bool nccl_chooses = false; @@ [tuning]
 src/platform/nccl_tuning.cpp @@ if (!(ring_s < 25 || (ring_s < 50 && ring_c > 4))) { @@ if (false) { @@ [tuning]
-src/platform/collective_load.cpp @@ const int heads = std::min(k, kMaxNvlsHeads); @@ const int heads = k; @@ [nccl]
+src/platform/collective_load.cpp @@ const int heads = nvls_heads(k, nccl_version); @@ const int heads = k; @@ [nccl]
 src/platform/collective_load.hpp @@ return std::min(ranks, nccl_version < 221 ? 8 : kMaxNvlsHeads); @@ return std::min(ranks, kMaxNvlsHeads); @@ [nccl]
 src/platform/platform_folded.cpp @@ t.leaf_uplink_bytes_per_s() / gpus_per_rep, @@ t.leaf_uplink_bytes_per_s(), @@ [fabric]
 src/platform/ecmp.cpp @@ const double p = 1.0 / open, log_p @@ const double p = 1.0 / uplinks, log_p @@ [fabric]

@@ -47,7 +47,7 @@ double double_binary_tree_peak_sends(int nodes) {
 }
 
 TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const GroupLayout& l, int member,
-                        double bytes) {
+                        double bytes, int nccl_version) {
   if (bytes < 0) throw std::invalid_argument("collective: negative byte count");
   const int n = l.size;
   const int k = l.members_in_domain_of(member);
@@ -106,9 +106,8 @@ TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const Grou
       // Across domains only the heads' NICs carry the trees (NCCL connect.cc connectNvls): a
       // head sends and receives its 1/heads of the double binary tree's traffic. The collective
       // ends when the busiest node's heads do, so every member is timed as such a head; the
-      // spine carries what the heads really send. (Before 2.21 the arity was 8, but NVLS trees
-      // then ran on 8-GPU nodes only, where both give 8: nvls_heads.)
-      const int heads = std::min(k, kMaxNvlsHeads);
+      // spine carries what the heads really send.
+      const int heads = nvls_heads(k, nccl_version);
       use(double_binary_tree_peak_sends(d) * bytes / heads, true, 1, load.nic_bytes, load.nic_steps);
       split_spine(load, l.spine_fraction_of_domains(member) * heads / k);
       return load;

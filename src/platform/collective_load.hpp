@@ -28,10 +28,10 @@ double double_binary_tree_peak_sends(int nodes);
 // Bytes member `member` moves through each tier under `algorithm` for one collective of `bytes`
 // (see collective.hpp for what `bytes` means per kind), and the algorithm's latency-bound steps
 // on each used tier (ring: its n-1 or 2(n-1) steps; the others one). Rates and latency_s are
-// left at their defaults. Throws std::invalid_argument for a negative byte count or an
-// algorithm that does not implement `kind`.
+// left at their defaults. `nccl_version` sets NVLS's heads (nvls_heads). Throws
+// std::invalid_argument for a negative byte count or an algorithm that does not implement `kind`.
 TierLoad algorithm_load(NcclAlgorithm algorithm, CollectiveKind kind, const GroupLayout& l, int member,
-                        double bytes);
+                        double bytes, int nccl_version);
 
 // Sets the part of a member's NIC bytes that leaves its leaf group: `fraction` of them.
 inline void split_spine(TierLoad& load, double fraction) {

@@ -391,7 +391,7 @@ TierLoad priced(const Topology& t, const Candidate& c, const Request& r, int mem
   const CollectiveKind kind = r.kind;
   const GroupLayout& l = r.layout;
   const double bytes = r.bytes;
-  TierLoad load = detail::algorithm_load(c.algorithm, kind, l, member, bytes);
+  TierLoad load = detail::algorithm_load(c.algorithm, kind, l, member, bytes, t.nccl.version);
   if (!t.nccl.modelled) return load;  // ideal: link rates, one hop latency per step
   const NcclParams& nc = t.nccl;
   const bool nvls = c.algorithm == NcclAlgorithm::nvls || c.algorithm == NcclAlgorithm::nvls_tree;
