@@ -70,6 +70,7 @@ src/platform/ep_dispatch.cpp @@ nvlink_rate = std::min(nvlink_rate, r.sms * rate
 src/platform/ep_dispatch.cpp @@ load.nic_bytes = r.tokens * plan.domains_per_token * (d - 1) / d * wire_bytes; @@ load.nic_bytes = r.tokens * plan.copies_per_token * (d - 1) / d * wire_bytes; @@ [ep]
 src/platform/ep_dispatch.cpp @@ load.nvlink_bytes = r.tokens * plan.copies_per_token * (k - 1) / k * wire_bytes; @@ load.nvlink_bytes = r.tokens * plan.copies_per_token * wire_bytes; @@ [ep]
 src/platform/ep_dispatch.cpp @@ plan.domains_per_token = distinct_units(r.routing, n, k); @@ plan.domains_per_token = distinct_units(r.routing, n, 1); @@ [ep]
+src/workload/order_statistics.cpp @@ if (q.group == 1) return 1 + s * ( @@ if (q.group == 1) return 1 + c + s * ( @@ [order_statistics]
 EOF
 )
 

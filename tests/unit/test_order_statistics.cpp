@@ -111,6 +111,25 @@ TEST_CASE("the slowest-member factor reduces to a maximum of normals when one sp
   CHECK_THROWS_AS(expected_slowest_factor(q), std::invalid_argument);
 }
 
+TEST_CASE("a stretch nobody waits for keeps its mean: the fresh spread of a lone GPU averages out",
+          "[order_statistics]") {
+  // E[(1 + s A)(1 + c b)] = 1 + s E[A] for b independent of A with mean 0, whatever c.
+  SlowestQuery q;
+  q.world = 128;
+  q.group = 1;
+  q.persistent_cv = 0.0148;
+  for (const double fresh : {0.0, 0.002, 0.05}) {
+    q.fresh_cv = fresh;
+    CHECK(expected_slowest_factor(q) == 1 + 0.0148 * expected_max_standard_normal(128));
+  }
+  q.slowest_z = 2.75;  // a sampled run: the stage's own slowest GPU
+  CHECK(expected_slowest_factor(q) == 1 + 0.0148 * 2.75);
+  // A second member waiting at the stretch's end can only add to it.
+  q.slowest_z.reset();
+  q.group = 2;
+  CHECK(expected_slowest_factor(q) > 1 + 0.0148 * expected_max_standard_normal(128));
+}
+
 TEST_CASE("the slowest-member factor with both spreads against Monte-Carlo of a synchronised job",
           "[order_statistics]") {
   // The mechanism: world / group groups; every GPU keeps its speed a for the whole step; each of
