@@ -98,12 +98,12 @@ double expected_slowest_factor(const SlowestQuery& q) {
     throw std::invalid_argument("expected_slowest_factor: 1 <= group <= world");
   const double s = q.persistent_cv, c = q.fresh_cv;
   if (s <= 0 && c <= 0) return 1;
-  // (1 + s a)(1 + c b) - 1 is s a + c b to first order; its parts are written that way below.
   // Nobody waits for a lone GPU's stretch: its fresh draw b averages out, as E[(1 + s A)(1 + c b)]
   // = 1 + s E[A] with b independent of mean 0, A the stage's slowest GPU (its known draw in a
   // sampled run, else the maximum of `world` normals). No quadrature: it is the folded run's most
   // frequent query.
   if (q.group == 1) return 1 + s * (q.slowest_z ? *q.slowest_z : expected_max_standard_normal(q.world));
+  // (1 + s a)(1 + c b) - 1 is s a + c b to first order; its parts are written that way below.
   const double peer_sd = std::sqrt(s * s + c * c);
   const double peers = q.group - 1;
   constexpr int kSteps = 96;                 // quadrature over a fresh or persistent draw
