@@ -71,6 +71,13 @@ src/platform/ep_dispatch.cpp @@ load.nic_bytes = r.tokens * plan.domains_per_tok
 src/platform/ep_dispatch.cpp @@ load.nvlink_bytes = r.tokens * plan.copies_per_token * (k - 1) / k * wire_bytes; @@ load.nvlink_bytes = r.tokens * plan.copies_per_token * wire_bytes; @@ [ep]
 src/platform/ep_dispatch.cpp @@ plan.domains_per_token = distinct_units(r.routing, n, k); @@ plan.domains_per_token = distinct_units(r.routing, n, 1); @@ [ep]
 src/workload/order_statistics.cpp @@ if (q.group == 1) return 1 + s * ( @@ if (q.group == 1) return 1 + c + s * ( @@ [order_statistics]
+src/engine/breakdown.cpp @@ if (to <= from || active[kCommKinds] > 0) return; @@ if (to <= from) return; @@ [engine]
+src/engine/breakdown.cpp @@ b.exposed_dp_s = charged[4] + charged[5]; @@ b.exposed_dp_s = charged[4]; @@ [engine]
+src/report/energy.cpp @@ const double idle_s = b.bubble_s + b.host_overhead_s; @@ const double idle_s = b.bubble_s; @@ [energy]
+src/cost/gemm.cpp @@ const double waves = std::ceil(count * split / gpu.sm_count); @@ const double waves = count * split / gpu.sm_count; @@ [cost]
+src/cost/gemm.cpp @@ const double body_s = std::max(compute_s, memory_s); @@ const double body_s = compute_s; @@ [cost]
+src/workload/expert_load.cpp @@ e.step_cv = std::sqrt(std::expm1(sigma * sigma) / experts_per_rank); @@ e.step_cv = std::sqrt(std::expm1(sigma * sigma)); @@ [variability]
+src/workload/expert_load.cpp @@ e.microbatch_cv = std::sqrt((1 - 1.0 / l.ep) / mean_routed); @@ e.microbatch_cv = std::sqrt(1.0 / mean_routed); @@ [variability]
 EOF
 )
 

@@ -207,6 +207,22 @@ TEST_CASE("H200 DeepSeek-V3 layers composed of the measured kernels within 10 %"
   }
 }
 
+TEST_CASE("a skinny GEMM takes the time of streaming its operands and output through HBM", "[cost]") {
+  // 16 tokens through a 8192 x 8192 BF16 weight: 4 MFLOP per weight element read is far below any
+  // GPU's FLOP-per-byte ridge, so the weight's trip through HBM sets the time, plus the kernel's
+  // fixed cost (closed form, no tolerance beyond rounding).
+  for (const char* name : {"h200", "gb200", "gb300"}) {
+    const GpuSpec g = gpu(name);
+    const cost::ArchitectureCalibration& arch = calibration().of(g);
+    const double m = 16, k = 8192, n = 8192;
+    const double bytes = (m * k + k * n) * 2 + m * n * 2;
+    const cost::GemmTime t = cost::gemm_time(m, k, n, 1, Precision::bf16, g, arch);
+    INFO(name << ": " << t.seconds * 1e6 << " us");
+    CHECK(t.bound == cost::Bound::memory);
+    CHECK(t.seconds == Approx(bytes / (g.hbm_bytes_per_s * arch.copy_hbm_efficiency) + arch.gemm_fixed_s).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("sustained clocks follow their published best-shape GEMM rates", "[cost][components]") {
   // Each clock (configs/hardware) is the published rate / (SMs x FLOP per clock x K / (K + k_overhead)).
   struct Anchor {

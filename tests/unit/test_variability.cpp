@@ -1,9 +1,11 @@
 // Variability and expert load imbalance in whole simulated steps: the folded fidelity's expected
 // order statistics against a Monte-Carlo of the full fidelity, seeds and determinism, the scale
-// loss of weak scaling, and hot experts.
+// loss of weak scaling, hot experts, and the expert load's two spreads against a Monte-Carlo of
+// the router's draws.
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "moesim/driver/run.hpp"
@@ -132,6 +134,46 @@ TEST_CASE("Weak scaling loses the expected slowest GPU's speed with the default 
   const double loss = cv * (workload::expected_max_standard_normal(1024) - workload::expected_max_standard_normal(256));
   CHECK(spread < identical);
   CHECK(identical - spread == Approx(loss).epsilon(0.35));
+}
+
+TEST_CASE("A rank's expert load spreads as a Monte-Carlo of the router's draws says", "[variability]") {
+  // The mechanism of expert_load.hpp drawn literally: each of the 256 experts' shares log-normal
+  // (sigma 0.8, mean 1), a rank's share the mean of its 64 (EP4); then one micro-batch's
+  // 4096 x 8 routed copies per rank, 4 ranks' worth, each to a rank at random. 40,000 draws of
+  // each put the sample cv within about 0.5 % of its value; the bar, 3 %, was set before the run.
+  Scenario s = test::small_moe(4);
+  s.recipe.force_balanced_routing = false;
+  s.variability.expert_load_sigma = 0.8;
+  plan::Layout l;
+  l.ep = 4;
+  const workload::ExpertLoad load = workload::expert_load(s, l);
+  REQUIRE_FALSE(load.balanced);
+  REQUIRE(s.model.moe.experts == 256);
+  REQUIRE(s.model.moe.top_k == 8);
+
+  const int draws = 40000;
+  const double sigma = s.variability.expert_load_sigma;
+  const int experts_per_rank = s.model.moe.experts / l.ep;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> z;
+  auto cv_of = [](const std::vector<double>& x) {
+    double mean = 0, sq = 0;
+    for (double v : x) mean += v;
+    mean /= x.size();
+    for (double v : x) sq += (v - mean) * (v - mean);
+    return std::sqrt(sq / (x.size() - 1)) / mean;
+  };
+  std::vector<double> share(draws), received(draws);
+  for (double& x : share) {
+    double sum = 0;
+    for (int e = 0; e < experts_per_rank; ++e) sum += std::exp(sigma * z(rng) - sigma * sigma / 2);
+    x = sum / experts_per_rank;
+  }
+  const double routed_per_rank = static_cast<double>(s.training.seq_len) * s.model.moe.top_k;
+  std::binomial_distribution<long long> copies(static_cast<long long>(routed_per_rank * l.ep), 1.0 / l.ep);
+  for (double& x : received) x = static_cast<double>(copies(rng));
+  CHECK(cv_of(share) == Approx(load.step_cv).epsilon(0.03));
+  CHECK(cv_of(received) == Approx(load.microbatch_cv).epsilon(0.03));
 }
 
 TEST_CASE("Hot experts slow the step monotonically and expose EP time with the max/mean load", "[variability]") {
