@@ -78,6 +78,14 @@ src/cost/gemm.cpp @@ const double waves = std::ceil(count * split / gpu.sm_count
 src/cost/gemm.cpp @@ const double body_s = std::max(compute_s, memory_s); @@ const double body_s = compute_s; @@ [cost]
 src/workload/expert_load.cpp @@ e.step_cv = std::sqrt(std::expm1(sigma * sigma) / experts_per_rank); @@ e.step_cv = std::sqrt(std::expm1(sigma * sigma)); @@ [variability]
 src/workload/expert_load.cpp @@ e.microbatch_cv = std::sqrt((1 - 1.0 / l.ep) / mean_routed); @@ e.microbatch_cv = std::sqrt(1.0 / mean_routed); @@ [variability]
+src/workload/variation.cpp @@ st.group = std::min(group, stage_gpus(l_)); @@ st.group = 1; @@ [variability]
+src/workload/variation.cpp @@ q.persistent_cv = v_.gpu_speed_cv; @@ q.persistent_cv = 0; @@ [variability]
+src/workload/variation.cpp @@ const double load = std::max(0.0, 1 + load_.step_cv * step + load_.microbatch_cv * mb); @@ const double load = std::max(0.0, 1 + load_.step_cv * step); @@ [variability]
+src/workload/variation.cpp @@ speed_[static_cast<std::size_t>(r)] = std::max(0.05, 1 + v_.gpu_speed_cv * z); @@ speed_[static_cast<std::size_t>(r)] = 1; @@ [variability]
+src/workload/variation.cpp @@ return v.kernel_jitter_cv / std::sqrt(static_cast<double>(std::max<std::int32_t>(t.kernels, 1))); @@ return v.kernel_jitter_cv; @@ [variability]
+src/workload/variation.cpp @@ return std::max(1.0, routed_load(rank, t.layer, t.microbatch)); @@ return 1.0; @@ [variability]
+src/workload/variation.cpp @@ if (!load_.balanced) folded_ep_bytes_factor_ @@ if (false) folded_ep_bytes_factor_ @@ [variability]
+src/workload/variation.cpp @@ return load_.capacity > 0 ? std::min(load, load_.capacity) : load; @@ return load; @@ [variability]
 EOF
 )
 
