@@ -86,6 +86,13 @@ src/workload/variation.cpp @@ return v.kernel_jitter_cv / std::sqrt(static_cast<
 src/workload/variation.cpp @@ return std::max(1.0, routed_load(rank, t.layer, t.microbatch)); @@ return 1.0; @@ [variability]
 src/workload/variation.cpp @@ if (!load_.balanced) folded_ep_bytes_factor_ @@ if (false) folded_ep_bytes_factor_ @@ [variability]
 src/workload/variation.cpp @@ return load_.capacity > 0 ? std::min(load, load_.capacity) : load; @@ return load; @@ [variability]
+src/platform/platform_full.cpp @@ {up(nic[a]), up(rail_uplink)} @@ {up(nic[a])} @@ [fabric]
+src/platform/platform_full.cpp @@ if (g == t.leaf_group_of_domain(b)) @@ if (false) @@ [fabric]
+src/driver/run.cpp @@ m.mfu = m.tflops_per_gpu / m.peak_tflops; @@ m.mfu = m.tflops_per_gpu / m.peak_tflops / 2; @@ [engine],[metrics],[properties]
+src/sweep/result.cpp @@ ratios.push_back(samples[k].get<double>() / ref_samples[k].get<double>()); @@ ratios.push_back(samples[k].get<double>() / ref_samples[0].get<double>()); @@ [sweep],[samples]
+src/driver/run.cpp @@ out.training.global_batch = static_cast<int>(static_cast<long long>(s.training.global_batch) * gpus / s.gpus); @@ out.training.global_batch = s.training.global_batch; @@ [sweep],[properties],[variability]
+src/platform/platform_full.cpp @@ nic.push_back(duplex(zone, name + "-nic", t.nic_bytes_per_s, t.nic_latency_s)); @@ nic.push_back(duplex(zone, name + "-nic", 2 * t.nic_bytes_per_s, t.nic_latency_s)); @@ [platform],[fabric]
+src/engine/breakdown.cpp @@ b.recompute_s += std::min(task.recompute_seconds, d - charged_host); @@ b.recompute_s += 0; @@ [engine],[plan],[memory]
 EOF
 )
 

@@ -137,6 +137,26 @@ TEST_CASE("The breakdown adds up to the step time on every pipeline rank", "[eng
   for (const auto& st : r.sim.stages) CHECK(st.breakdown.total() == Approx(r.metrics.step_time_s).epsilon(1e-9));
 }
 
+TEST_CASE("The breakdown's recompute is the time of the forwards the backward re-runs", "[engine]") {
+  // Identical GPUs: every compute task runs its nominal time, so the recompute the breakdown
+  // reports (part of its compute) is the program's recomputed seconds, stage by stage.
+  Scenario s = test::identical_gpus(test::small_moe(4));
+  s.recipe.recompute = {"mlp", "moe_act"};
+  const plan::Layout l = plan::make_layout(s);
+  const auto cal = cost::load_calibration(cost::default_calibration_file(test::configs_dir()));
+  const workload::StepProgram prog = workload::build_step(s, l, cal);
+  const auto r = run(s);
+  for (const auto& st : r.sim.stages) {
+    double recomputed_s = 0;
+    for (const auto& t : prog.stages[static_cast<std::size_t>(st.pp_rank)].tasks)
+      if (t.kind == workload::TaskKind::compute) recomputed_s += t.recompute_seconds;
+    INFO("pipeline rank " << st.pp_rank);
+    CHECK(recomputed_s > 0);
+    CHECK(st.breakdown.recompute_s == Approx(recomputed_s).epsilon(1e-9));
+    CHECK(st.breakdown.recompute_s < st.breakdown.compute_s);
+  }
+}
+
 TEST_CASE("Model TFLOP/s never exceed the peak and the report is deterministic", "[engine]") {
   const auto a = run(test::record_gb300());
   CHECK(a.metrics.tflops_per_gpu < a.metrics.peak_tflops);

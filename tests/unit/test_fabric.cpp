@@ -131,6 +131,26 @@ TEST_CASE("representatives on one leaf share the uplinks their symmetric peers l
   CHECK(simulate_together(t, Fidelity::full, {a}, CollectiveKind::all_to_all, M) < 0.9 * alone);
 }
 
+TEST_CASE("a leaf's uplinks bind on what its GPUs send, not only on what they receive", "[platform][fabric]") {
+  // One-way transfers (pipeline sends): rail 0 of the four domains of leaf group 0 each send to a
+  // GPU behind the spine, in leaf groups 1, 2, 3 and 1 again. The senders' leaf climbs 4 flows
+  // into its rail's uplinks of 4 x 100 / 2 GB/s; no receiving leaf takes more than 2. Each
+  // transfer runs at 50 GB/s, the share its own leaf leaves it, as a lone one is priced.
+  const Topology t = leafy(128, 8, 4, 2.0);
+  const double M = 64 * MB;
+  std::vector<Group> pairs(4);
+  pairs[0].ranks = {0, 32};
+  pairs[1].ranks = {8, 64};
+  pairs[2].ranks = {16, 96};
+  pairs[3].ranks = {24, 40};
+  const double lone = closed_form_seconds(t, CollectiveKind::send_recv, pairs[0], M);
+  CHECK(lone == Approx(M / 50e9 + t.scaleout_latency_s()));
+  for (Fidelity f : {Fidelity::folded, Fidelity::full}) {
+    INFO((f == Fidelity::full ? "full" : "folded"));
+    CHECK(simulate_together(t, f, pairs, CollectiveKind::send_recv, M) == Approx(lone).epsilon(0.01));
+  }
+}
+
 TEST_CASE("a representative's own flows compete on its NIC and uplink share as in the full platform",
           "[platform][fabric]") {
   // The same members run an all-to-all and a ring all-reduce at once (EP and DP of one rank).
