@@ -93,6 +93,12 @@ src/sweep/result.cpp @@ ratios.push_back(samples[k].get<double>() / ref_samples[
 src/driver/run.cpp @@ out.training.global_batch = static_cast<int>(static_cast<long long>(s.training.global_batch) * gpus / s.gpus); @@ out.training.global_batch = s.training.global_batch; @@ [sweep],[properties],[variability]
 src/platform/platform_full.cpp @@ nic.push_back(duplex(zone, name + "-nic", t.nic_bytes_per_s, t.nic_latency_s)); @@ nic.push_back(duplex(zone, name + "-nic", 2 * t.nic_bytes_per_s, t.nic_latency_s)); @@ [platform],[fabric]
 src/engine/breakdown.cpp @@ b.recompute_s += std::min(task.recompute_seconds, d - charged_host); @@ b.recompute_s += 0; @@ [engine],[plan],[memory]
+src/driver/validation_ratchet.cpp @@ if (std::abs(now) > std::abs(before) + slack_points) @@ if (std::abs(now) > std::abs(before) + 2 * slack_points) @@ [validation-logic]
+src/driver/validation_ratchet.cpp @@ else if (what == "row" && std::abs(before) <= inside && std::abs(now) > inside) @@ else if (false) @@ [validation-logic]
+src/driver/validation_ratchet.cpp @@ missing(base, cur, what, "recorded but no longer validated: record its removal", out); @@ (void)0; @@ [validation-logic]
+src/driver/validate.cpp @@ return std::abs(r.error_after) <= std::abs(r.error_before) - 0.005; @@ return std::abs(r.error_after) <= std::abs(r.error_before); @@ [validation-logic]
+src/driver/validate.cpp @@ if (r.status != RowStatus::fit) sum += std::abs(r.relative_error); @@ sum += std::abs(r.relative_error); @@ [validation-logic]
+src/driver/validate.cpp @@ if (r.status != RowStatus::fit) worst = std::max(worst, std::abs(r.relative_error)); @@ worst = std::max(worst, std::abs(r.relative_error)); @@ [validation-logic]
 EOF
 )
 

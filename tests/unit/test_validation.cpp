@@ -217,6 +217,17 @@ TEST_CASE("A gap experiment names its verdict", "[validation-logic]") {
   CHECK(test::config_error([&] { driver::read_experiments(file(bad)); }).json_path() == "$.experiments[0].set");
 }
 
+TEST_CASE("A gap experiment supports its explanation only if every row moves half a point closer",
+          "[validation-logic]") {
+  using Row = driver::ExperimentResult::Row;
+  CHECK(driver::experiment_supports({{"a", +0.10, +0.04}, {"b", -0.08, -0.02}}));
+  CHECK(driver::experiment_supports({{"a", +0.10, -0.09}}));        // past the figure, but closer
+  CHECK_FALSE(driver::experiment_supports({{"a", +0.10, +0.097}}));  // 0.3 points: within the ratchet's resolution
+  CHECK_FALSE(driver::experiment_supports({{"a", +0.10, +0.04}, {"b", +0.02, +0.03}}));  // one row moves away
+  CHECK_FALSE(driver::experiment_supports({{"a", +0.10, -0.11}}));  // overshoots: further than before
+  CHECK(driver::experiment_supports(std::vector<Row>{}) == true);   // nothing to contradict it
+}
+
 TEST_CASE("DeepSeek's own setup runs under DualPipe with DSV3 Table 2's activation counts and bubbles", "[validation]") {
   driver::RunOptions o;
   o.configs_dir = test::configs_dir().string();

@@ -100,6 +100,10 @@ struct ExperimentResult {
   bool supports = false;       // every row's |error| shrank by at least half a point
 };
 
+// Whether an override's rows support the explanation it tests: every row's |error| shrinks by at
+// least half a point (the ratchet's resolution); a smaller move does not explain a gap.
+bool experiment_supports(const std::vector<ExperimentResult::Row>& rows);
+
 struct Validation {
   std::vector<ValidationRow> runs;          // sorted by file name
   std::vector<FittedParameter> fitted;
