@@ -99,6 +99,11 @@ src/driver/validation_ratchet.cpp @@ missing(base, cur, what, "recorded but no l
 src/driver/validate.cpp @@ return std::abs(r.error_after) <= std::abs(r.error_before) - 0.005; @@ return std::abs(r.error_after) <= std::abs(r.error_before); @@ [validation-logic]
 src/driver/validate.cpp @@ if (r.status != RowStatus::fit) sum += std::abs(r.relative_error); @@ sum += std::abs(r.relative_error); @@ [validation-logic]
 src/driver/validate.cpp @@ if (r.status != RowStatus::fit) worst = std::max(worst, std::abs(r.relative_error)); @@ worst = std::max(worst, std::abs(r.relative_error)); @@ [validation-logic]
+src/plan/layout.cpp @@ require(tr.seq_len % (in.cp * (in.cp > 1 ? 2LL : 1LL)) == 0, @@ require(tr.seq_len % in.cp == 0, @@ [plan]
+src/plan/layout.cpp @@ require(in.tp == 1 || tokens_per_rank % in.tp == 0, @@ require(true, @@ [plan]
+src/plan/layout.cpp @@ if (m.attention.kind == "gqa" && m.attention.kv_heads >= in.tp) @@ if (m.attention.kind == "gqa") @@ [plan]
+src/plan/layout.cpp @@ require(m.moe.expert_ffn % in.etp == 0, @@ require(true, @@ [plan]
+src/plan/layout.cpp @@ if (l.interleaved) @@ if (false) @@ [plan]
 EOF
 )
 

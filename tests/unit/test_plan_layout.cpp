@@ -48,6 +48,33 @@ TEST_CASE("Attention heads must split over tp", "[plan]") {
                "128 attention heads are not divisible by tp = 3");
 }
 
+TEST_CASE("Context parallelism splits each sequence into 2*cp chunks", "[plan]") {
+  // 4094 tokens split over cp = 2 but not into the 4 load-balanced chunks.
+  require_rule([](Scenario& s) { s.layout.cp = 2; s.training.seq_len = 4094; },
+               "sequence length 4094 is not divisible by 2*cp = 4");
+}
+
+TEST_CASE("Sequence parallelism splits a micro-batch's tokens over tp", "[plan]") {
+  require_rule([](Scenario& s) { s.layout.tp = 2; s.training.seq_len = 4095; },
+               "tokens per micro-batch 4095 not divisible by tp = 2");
+}
+
+TEST_CASE("GQA's KV heads must split over tp when there are enough of them", "[plan]") {
+  require_rule(
+      [](Scenario& s) {
+        s.model.attention.kind = "gqa";
+        s.model.attention.kv_heads = 6;
+        s.layout.tp = 4;
+      },
+      "6 KV heads are not divisible by tp = 4");
+  // Fewer KV heads than tp: Megatron replicates them, no rule broken.
+  Scenario replicated = test::record_gb300();
+  replicated.model.attention.kind = "gqa";
+  replicated.model.attention.kv_heads = 2;
+  replicated.layout.tp = 4;
+  CHECK_NOTHROW(plan::make_layout(replicated));
+}
+
 TEST_CASE("Global batch must split into micro-batches over DP", "[plan]") {
   require_rule([](Scenario& s) { s.training.global_batch = 4000; },
                "global batch 4000 is not divisible by micro_batch*dp = 1*128 = 128");
