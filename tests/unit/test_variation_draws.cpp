@@ -25,13 +25,19 @@ double sample_sd(const std::vector<double>& x) {
   return std::sqrt(sq / static_cast<double>(x.size() - 1));
 }
 
+// The small MoE with no spread of any kind; each test turns on the one it checks.
+Scenario without_spread() {
+  Scenario s = test::small_moe(4);
+  s.variability = VariabilitySpec{};
+  s.recipe.force_balanced_routing = true;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("a task's kernel jitter averages over its kernels", "[variability]") {
-  Scenario s = test::small_moe(4);
-  s.variability = VariabilitySpec{};
+  Scenario s = without_spread();
   s.variability.kernel_jitter_cv = 0.08;
-  s.recipe.force_balanced_routing = true;
   const plan::Layout l = plan::make_layout(s);
   const workload::StepProgram program;  // full fidelity draws per GPU and task, not per program
   const workload::Variation v(s, l, program, workload::VariationMode::full);
@@ -47,8 +53,7 @@ TEST_CASE("a task's kernel jitter averages over its kernels", "[variability]") {
 }
 
 TEST_CASE("a rank's routed tokens: a share per step and layer, a count per micro-batch, capped", "[variability]") {
-  Scenario s = test::small_moe(4);
-  s.variability = VariabilitySpec{};
+  Scenario s = without_spread();
   s.variability.expert_load_sigma = 0.6;
   s.recipe.force_balanced_routing = false;
   const plan::Layout l = plan::make_layout(s);
