@@ -4,7 +4,7 @@
 # behaviour (-fno-sanitize-recover) fails the test that hit it. The test preset passes
 # tests/asan.supp: one false positive of ASan inside SimGrid's actor contexts (see the file).
 #
-# Usage: scripts/sanitize.sh [quick]
+# Usage: scripts/sanitize.sh [quick]   (CI: quick)
 #   quick      leave out the labels validation and scaling (the published runs: about half of
 #              the sanitized test time)
 #   JOBS=n     build jobs (default: nproc); CTEST_JOBS=n test jobs (default 2)

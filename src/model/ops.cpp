@@ -6,8 +6,6 @@ namespace moesim::model {
 
 namespace {
 
-constexpr double kBf16Bytes = 2.0;   // activations are kept in BF16
-constexpr double kFp32Bytes = 4.0;
 // MXFP8 carries one 8-bit scale per 32 elements (OCP MX specification).
 constexpr double kMxScaleBytesPerElement = 1.0 / 32.0;
 

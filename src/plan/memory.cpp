@@ -22,9 +22,6 @@ namespace moesim::plan {
 
 namespace {
 
-constexpr double kBf16 = 2.0;
-constexpr double kFp32 = 4.0;
-
 // Attention, dense FFN and shared experts are tensor-parallel; norms and router replicated
 // (and kept in BF16 by FP8 recipes).
 ParamShard layer_shard(const ModelSpec& m, bool moe, int tp) {
@@ -133,16 +130,16 @@ MemoryBreakdown rank_memory(const Scenario& sc, const Layout& l, int pp_rank) {
   const Precision precision = sc.training.precision;
 
   if (precision == Precision::bf16) {
-    mb.weights_bytes = params * kBf16;
+    mb.weights_bytes = params * kBf16Bytes;
   } else {
     const double quantised = params - mb.params.bf16_only_params;
     const double copies = 2 * quantized_bytes(precision);  // row- and column-wise
-    mb.weights_bytes = mb.params.bf16_only_params * kBf16 +
-                       quantised * ((sc.recipe.fp8_param_gather ? 0 : kBf16) + copies);
+    mb.weights_bytes = mb.params.bf16_only_params * kBf16Bytes +
+                       quantised * ((sc.recipe.fp8_param_gather ? 0 : kBf16Bytes) + copies);
   }
-  mb.gradients_bytes = params * (sc.recipe.main_grad_dtype == "bf16" ? kBf16 : kFp32);
-  const double moment = sc.recipe.adam_moment_dtype == "bf16" ? kBf16 : kFp32;
-  const double per_param_state = kFp32 + 2 * moment;
+  mb.gradients_bytes = params * (sc.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kFp32Bytes);
+  const double moment = sc.recipe.adam_moment_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
+  const double per_param_state = kFp32Bytes + 2 * moment;
   // (Dualpipe: each stage's states are sharded over the data-parallel ranks of both copies.)
   mb.optimizer_bytes = (mb.params.dense_params * per_param_state / (l.dp * l.cp) +
                         mb.params.expert_params * per_param_state / l.edp) / l.param_copies;
@@ -178,7 +175,7 @@ MemoryBreakdown rank_memory(const Scenario& sc, const Layout& l, int pp_rank) {
   constexpr double kRuntimeWorkspaceBytes = 3e9;
   const model::Shard s = model::shard_for(sc);
   if (m.moe.experts > 0)
-    mb.buffers_bytes += 2 * s.tokens() / s.tp * m.moe.top_k * m.hidden * kBf16;
+    mb.buffers_bytes += 2 * s.tokens() / s.tp * m.moe.top_k * m.hidden * kBf16Bytes;
   mb.buffers_bytes += kRuntimeWorkspaceBytes;
   mb.usable_bytes = sc.system.gpu.hbm_usable_bytes;
   return mb;

@@ -16,8 +16,6 @@ namespace moesim::workload {
 
 namespace {
 
-constexpr double kBf16Bytes = 2.0;
-constexpr double kFp32Bytes = 4.0;
 
 // Appends tasks to one program, keeping the dependency bookkeeping of each pass.
 class Emitter {

@@ -2,16 +2,29 @@
 // Scenarios for model, plan, workload and engine tests: the bundled ones, and small ones built
 // from the bundled configs with a few fields changed.
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "moesim/config/loader.hpp"
 #include "moesim/cost/kernel_model.hpp"
 #include "moesim/driver/run.hpp"
+#include "moesim/platform/topology.hpp"
 
 namespace moesim::test {
 
 inline std::filesystem::path repo() { return MOESIM_SOURCE_DIR; }
 inline std::filesystem::path configs_dir() { return repo() / "configs"; }
+
+// A file's whole text; an unreadable file fails the test that reads it.
+inline std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 inline Scenario bundled(const std::string& relative) {
   return config::load_scenario(repo() / relative);
@@ -24,6 +37,26 @@ inline cost::KernelCalibration calibration(const Scenario& s) {
   driver::RunOptions o;
   o.configs_dir = configs_dir().string();
   return cost::load_calibration(driver::calibration_path(s, o));
+}
+
+// The bundled kernel calibration, loaded once.
+inline const cost::KernelCalibration& default_calibration() {
+  static const cost::KernelCalibration cal = cost::load_calibration(cost::default_calibration_file(configs_dir()));
+  return cal;
+}
+
+// A bundled system's topology for `gpus` GPUs (per_domain 0: the system's own NVLink domain).
+inline platform::Topology system_topology(const std::string& name, int gpus, int per_domain = 0,
+                                          Precision precision = Precision::bf16) {
+  return platform::make_topology(config::load_system(name, configs_dir()), gpus, per_domain, precision);
+}
+
+// The probability that a token's top-k of E experts hits at least one of L given experts
+// (uniform routing, no group limit): the hypergeometric closed form.
+inline double hit_probability(int E, int L, int k) {
+  double miss = 1.0;
+  for (int i = 0; i < k; ++i) miss *= static_cast<double>(E - L - i) / (E - i);
+  return 1.0 - miss;
 }
 
 // A dense model of `layers` identical layers with a tiny vocabulary, so that every pipeline

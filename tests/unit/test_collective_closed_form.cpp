@@ -11,7 +11,6 @@ using namespace moesim::platform;
 using namespace moesim::platform::testing;
 
 namespace {
-constexpr double MB = 1e6;
 }
 
 TEST_CASE("all-to-all inside a domain: (n-1) M / B_nvl + one NVLink hop", "[platform]") {

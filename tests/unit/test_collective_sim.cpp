@@ -9,7 +9,6 @@ using namespace moesim::platform;
 using namespace moesim::platform::testing;
 
 namespace {
-constexpr double MB = 1e6;
 
 void check_against_closed_form(const Topology& t, CollectiveKind kind, const Group& g, double bytes) {
   const double expected = closed_form_seconds(t, kind, g, bytes);

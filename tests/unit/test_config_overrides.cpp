@@ -10,7 +10,7 @@ using nlohmann::json;
 
 namespace {
 
-json record() {
+json record_scenario_json() {
   return config::read_json_file(moesim::test::source_dir() / "scenarios" / "gb300-256-record.json");
 }
 
@@ -21,7 +21,7 @@ Scenario load(const json& scenario) {
 }  // namespace
 
 TEST_CASE("a system override changes one figure and keeps the rest", "[config]") {
-  json s = record();
+  json s = record_scenario_json();
   s["system"] = {{"base", "gb300-nvl72"}, {"nic_gbits_per_s", 1600}, {"fabric", {{"oversubscription", 2.0}}}};
   const auto scenario = load(s);
   CHECK(scenario.system.nic_bytes_per_s == Approx(200e9));
@@ -37,7 +37,7 @@ TEST_CASE("a system override changes one figure and keeps the rest", "[config]")
 }
 
 TEST_CASE("a GPU override inside a system override patches the system's own GPU", "[config]") {
-  json s = record();
+  json s = record_scenario_json();
   s["system"] = {{"base", "gb300-nvl72"}, {"gpu", {{"hbm_usable_gbytes", 250}}}};
   const auto patched = load(s);
   CHECK(patched.system.gpu_name == "gb300");
@@ -59,7 +59,7 @@ TEST_CASE("a GPU override inside a system override patches the system's own GPU"
 }
 
 TEST_CASE("model, stack and recipe overrides", "[config]") {
-  json s = record();
+  json s = record_scenario_json();
   s["model"] = {{"base", "deepseek-v3"}, {"layers", 30}, {"moe", {{"experts", 64}}}};
   s["stack"] = {{"base", "megatron-core-baseline"}, {"host_overhead_per_kernel_us", 12}};
   s["recipe"] = {{"dispatcher", "deepep"}, {"dispatcher_sms", 24}, {"recompute", {"mla_up_proj", "moe_act"}}};
@@ -89,7 +89,7 @@ TEST_CASE("model, stack and recipe overrides", "[config]") {
 }
 
 TEST_CASE("a patched scenario object loads like a file (sweeps)", "[config]") {
-  json s = record();
+  json s = record_scenario_json();
   s["gpus"] = 1024;
   s["layout"]["ep"] = 64;
   s["training"]["global_batch"] = 16384;

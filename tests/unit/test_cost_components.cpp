@@ -32,12 +32,6 @@ const nlohmann::json& h200() {
   return j;
 }
 
-const cost::KernelCalibration& calibration() {
-  static const cost::KernelCalibration c =
-      cost::load_calibration(cost::default_calibration_file(test::configs_dir()));
-  return c;
-}
-
 GpuSpec gpu(const std::string& name) { return config::load_gpu(name, test::configs_dir()); }
 
 const nlohmann::json& measured_gemm(const std::string& name) {
@@ -54,8 +48,8 @@ double measured_gemm_s(const std::string& name) {
 }
 
 double model_fwd_bwd_s(const model::Op& op, const GpuSpec& g) {
-  return cost::op_cost(op, model::Pass::forward, Precision::bf16, g, calibration()).gpu_seconds +
-         cost::op_cost(op, model::Pass::backward, Precision::bf16, g, calibration()).gpu_seconds;
+  return cost::op_cost(op, model::Pass::forward, Precision::bf16, g, test::default_calibration()).gpu_seconds +
+         cost::op_cost(op, model::Pass::backward, Precision::bf16, g, test::default_calibration()).gpu_seconds;
 }
 
 // DeepSeek-V3 at TP1 on one micro-batch of 4096 tokens, with `ep` setting the local experts
@@ -96,7 +90,7 @@ Layer mla(const model::LayerProgram& p, const GpuSpec& g) {
   l.model_s += model_fwd_bwd_s(op_named(p, "core_attention"), g);
   const double rmsnorm_s = h200()["memory"][1]["s"].get<double>();    // rmsnorm_4096x7168
   l.measured_s += rmsnorm_s;
-  l.model_s += cost::op_cost(op_named(p, "input_norm"), model::Pass::forward, Precision::bf16, g, calibration()).gpu_seconds;
+  l.model_s += cost::op_cost(op_named(p, "input_norm"), model::Pass::forward, Precision::bf16, g, test::default_calibration()).gpu_seconds;
   return l;
 }
 
@@ -109,7 +103,7 @@ TEST_CASE("H200 GEMMs: the calibrated model within 12 % RMS of the 100 measured 
   double sum_sq = 0;
   int n = 0;
   auto check = [&](double m, double k, double n_out, double measured_s, Precision p) {
-    const double e = std::log(cost::gemm_time(m, k, n_out, 1, p, g, calibration().of(g)).seconds / measured_s);
+    const double e = std::log(cost::gemm_time(m, k, n_out, 1, p, g, test::default_calibration().of(g)).seconds / measured_s);
     sum_sq += e * e;
     ++n;
   };
@@ -141,8 +135,8 @@ TEST_CASE("H200 attention within 25 % per shape, forward and backward", "[cost][
     op.attention_qk_dim = a["d_qk"];
     op.attention_v_dim = a["d_v"];
     op.low_precision = false;
-    const double fwd = cost::op_cost(op, model::Pass::forward, Precision::bf16, g, calibration()).gpu_seconds;
-    const double bwd = cost::op_cost(op, model::Pass::backward, Precision::bf16, g, calibration()).gpu_seconds;
+    const double fwd = cost::op_cost(op, model::Pass::forward, Precision::bf16, g, test::default_calibration()).gpu_seconds;
+    const double bwd = cost::op_cost(op, model::Pass::backward, Precision::bf16, g, test::default_calibration()).gpu_seconds;
     const double measured_fwd = a["fwd_s"], measured_bwd = a["fwd_bwd_s"].get<double>() - measured_fwd;
     INFO("d_qk " << a["d_qk"] << " d_v " << a["d_v"]);
     CHECK(std::abs(fwd / measured_fwd - 1) < 0.25);
@@ -162,7 +156,7 @@ TEST_CASE("H200 DeepSeek-V3 layers composed of the measured kernels within 10 %"
     Layer l = mla(p, g);
     l.measured_s += measured_gemm_s("dense_gate_up") + measured_gemm_s("dense_down") + h200()["memory"][1]["s"].get<double>();
     l.model_s += model_fwd_bwd_s(op_named(p, "mlp_gate_up"), g) + model_fwd_bwd_s(op_named(p, "mlp_down"), g) +
-                 cost::op_cost(op_named(p, "pre_mlp_norm"), model::Pass::forward, Precision::bf16, g, calibration())
+                 cost::op_cost(op_named(p, "pre_mlp_norm"), model::Pass::forward, Precision::bf16, g, test::default_calibration())
                      .gpu_seconds;
     INFO("measured " << l.measured_s * 1e3 << " ms, model " << l.model_s * 1e3 << " ms");
     CHECK(std::abs(error(l)) < 0.10);
@@ -171,7 +165,7 @@ TEST_CASE("H200 DeepSeek-V3 layers composed of the measured kernels within 10 %"
     // Measured: the per-expert GEMMs one after another (forward, data and weight gradient), so
     // the model runs them that way too, on one stream (Megatron's Transformer Engine overlaps
     // four; see the grouped-GEMM test below).
-    cost::KernelCalibration sequential = calibration();
+    cost::KernelCalibration sequential = test::default_calibration();
     sequential.architectures.at(g.architecture).grouped_gemm_streams = 1;
     auto model_grouped_s = [&](const model::Op& op) {
       return cost::op_cost(op, model::Pass::forward, Precision::bf16, g, sequential).gpu_seconds +
@@ -185,7 +179,7 @@ TEST_CASE("H200 DeepSeek-V3 layers composed of the measured kernels within 10 %"
                       h200()["memory"][1]["s"].get<double>();
       l.model_s += model_fwd_bwd_s(op_named(p, "router"), g) + model_fwd_bwd_s(op_named(p, "shared_gate_up"), g) +
                    model_fwd_bwd_s(op_named(p, "shared_down"), g) +
-                   cost::op_cost(op_named(p, "pre_mlp_norm"), model::Pass::forward, Precision::bf16, g, calibration())
+                   cost::op_cost(op_named(p, "pre_mlp_norm"), model::Pass::forward, Precision::bf16, g, test::default_calibration())
                        .gpu_seconds;
       const std::string m = "_m" + std::to_string(tokens);
       l.measured_s += local * (measured_gemm_s("expert_gate_up" + m) + measured_gemm_s("expert_down" + m));
@@ -213,7 +207,7 @@ TEST_CASE("a skinny GEMM takes the time of streaming its operands and output thr
   // fixed cost (closed form, no tolerance beyond rounding).
   for (const char* name : {"h200", "gb200", "gb300"}) {
     const GpuSpec g = gpu(name);
-    const cost::ArchitectureCalibration& arch = calibration().of(g);
+    const cost::ArchitectureCalibration& arch = test::default_calibration().of(g);
     const double m = 16, k = 8192, n = 8192;
     const double bytes = (m * k + k * n) * 2 + m * n * 2;
     const cost::GemmTime t = cost::gemm_time(m, k, n, 1, Precision::bf16, g, arch);
@@ -240,7 +234,7 @@ TEST_CASE("sustained clocks follow their published best-shape GEMM rates", "[cos
   };
   for (const Anchor& a : anchors) {
     const GpuSpec g = gpu(a.gpu);
-    const double k_overhead = calibration().of(g).k_overhead;
+    const double k_overhead = test::default_calibration().of(g).k_overhead;
     const double clock = a.tflops * 1e12 / (g.sm_count * g.tensor_flop_per_clock_per_sm(a.p) * a.k / (a.k + k_overhead));
     INFO(a.gpu << " " << to_string(a.p));
     CHECK(g.sustained_clock_hz(a.p) == Approx(clock).epsilon(0.002));
@@ -255,7 +249,7 @@ TEST_CASE("Blackwell anchors: MXFP8 grouped GEMM, cuDNN attention at DeepSeek-V3
   const GpuSpec gb200 = gpu("gb200"), gb300 = gpu("gb300"), b200 = gpu("b200");
   SECTION("MLM-G §1: MXFP8 grouped GEMM on GB200, 2,672 TFLOP/s at K = 7168, N = 2048") {
     // DeepSeek-V3 at EP32: 8 local experts of 4096 tokens.
-    const auto t = cost::gemm_time(4096, 7168, 2048, 8, Precision::mxfp8, gb200, calibration().of(gb200));
+    const auto t = cost::gemm_time(4096, 7168, 2048, 8, Precision::mxfp8, gb200, test::default_calibration().of(gb200));
     CHECK(2.0 * 8 * 4096 * 7168 * 2048 / t.seconds / 1e12 == Approx(2672).epsilon(0.01));
   }
   model::Op att;
@@ -284,26 +278,26 @@ TEST_CASE("Blackwell anchors: MXFP8 grouped GEMM, cuDNN attention at DeepSeek-V3
                         {&gb300, false, B, 3.090, false}, {&gb300, true, B, 2.294, false}};
     for (const Row& r : rows) {
       att.low_precision = r.mxfp8;
-      const auto c = cost::op_cost(att, r.pass, r.mxfp8 ? Precision::mxfp8 : Precision::bf16, *r.gpu, calibration());
+      const auto c = cost::op_cost(att, r.pass, r.mxfp8 ? Precision::mxfp8 : Precision::bf16, *r.gpu, test::default_calibration());
       INFO(r.gpu->name << (r.mxfp8 ? " MXFP8 " : " BF16 ") << (r.pass == F ? "forward" : "backward") << ": moesim "
                        << c.gpu_seconds * 1e3 << " ms, published " << r.published_ms);
       CHECK(c.gpu_seconds * 1e3 == Approx(r.published_ms).epsilon(r.source ? 0.005 : 0.10));
     }
     // GB200's MXFP8 forward is bound by its SFUs, GB300's (doubled SFUs) by its tensor cores.
     att.low_precision = true;
-    CHECK(cost::op_cost(att, F, Precision::mxfp8, gb200, calibration()).bound == cost::Bound::exponential);
-    CHECK(cost::op_cost(att, F, Precision::mxfp8, gb300, calibration()).bound == cost::Bound::tensor);
+    CHECK(cost::op_cost(att, F, Precision::mxfp8, gb200, test::default_calibration()).bound == cost::Bound::exponential);
+    CHECK(cost::op_cost(att, F, Precision::mxfp8, gb300, test::default_calibration()).bound == cost::Bound::tensor);
   }
   SECTION("element-wise HBM efficiency: the H200 RMSNorm scaled by the generations' streaming") {
     // 0.51 (H200 RMSNorm, measured) x (GB200 7.35 of 8 TB/s, AZ-BLOG) / (H200 4.01 of 4.8 TB/s,
     // AZ-H200).
     const double derived = 2448.3 / 4800 * (7.35 / 8) / (4.01 / 4.8);
-    CHECK(calibration().of(b200).elementwise_hbm_efficiency == Approx(derived).epsilon(0.01));
-    CHECK(calibration().of(gb300).elementwise_hbm_efficiency == Approx(derived).epsilon(0.01));
+    CHECK(test::default_calibration().of(b200).elementwise_hbm_efficiency == Approx(derived).epsilon(0.01));
+    CHECK(test::default_calibration().of(gb300).elementwise_hbm_efficiency == Approx(derived).epsilon(0.01));
     // TAO-MOE's MXFP8 row-wise cast of a 1.9 GB tensor on B200 (580.6 us) streams faster than a
     // training-shape norm: the model takes 14 % longer for it.
     const double bytes = 131072.0 * 7168 * (2 + 1 + 1.0 / 32);
-    const double s = bytes / (b200.hbm_bytes_per_s * calibration().of(b200).elementwise_hbm_efficiency);
+    const double s = bytes / (b200.hbm_bytes_per_s * test::default_calibration().of(b200).elementwise_hbm_efficiency);
     CHECK(s > 580.6e-6);
     CHECK(s < 1.2 * 580.6e-6);
   }

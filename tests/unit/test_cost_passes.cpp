@@ -11,7 +11,7 @@ using namespace moesim;
 
 namespace {
 
-model::Op gemm_op(double m, double k, double n, std::string module = "mlp") {
+model::Op module_gemm_op(double m, double k, double n, std::string module = "mlp") {
   model::Op op;
   op.name = "gemm";
   op.kind = model::OpKind::gemm;
@@ -48,7 +48,7 @@ struct Fixture {
 
 TEST_CASE("A GEMM's backward is a data- and a weight-gradient GEMM, each the forward's size", "[cost]") {
   const Fixture f;
-  const model::Op square = gemm_op(4096, 4096, 4096);
+  const model::Op square = module_gemm_op(4096, 4096, 4096);
   const auto fwd = f.cost(square, model::Pass::forward);
   const auto bwd = f.cost(square, model::Pass::backward);
   CHECK(fwd.flop == 2.0 * 4096 * 4096 * 4096);
@@ -60,14 +60,14 @@ TEST_CASE("A GEMM's backward is a data- and a weight-gradient GEMM, each the for
   CHECK(bwd.gpu_seconds == Approx(2 * fwd.gpu_seconds).epsilon(1e-12));
   CHECK(fwd.gpu_seconds > 0);
   // Any shape: 2 m k n FLOP forward, twice that backward.
-  const model::Op tall = gemm_op(16384, 7168, 2048);
+  const model::Op tall = module_gemm_op(16384, 7168, 2048);
   CHECK(f.cost(tall, model::Pass::forward).flop == 2.0 * 16384 * 7168 * 2048);
   CHECK(f.cost(tall, model::Pass::backward).flop == 4.0 * 16384 * 7168 * 2048);
 }
 
 TEST_CASE("A grouped GEMM counts every group's FLOPs", "[cost]") {
   const Fixture f;
-  model::Op g = gemm_op(1024, 7168, 4096, "moe");
+  model::Op g = module_gemm_op(1024, 7168, 4096, "moe");
   g.kind = model::OpKind::grouped_gemm;
   g.groups = 8;
   CHECK(f.cost(g, model::Pass::forward).flop == 8 * 2.0 * 1024 * 7168 * 4096);
@@ -106,7 +106,7 @@ TEST_CASE("A memory-bound kernel takes its bytes at a fraction of the HBM bandwi
 TEST_CASE("Recompute re-runs the module's forward inside its backward, uncredited", "[cost]") {
   Fixture f;
   f.s.recipe.cuda_graphs = "none";
-  model::Section sec{"dense_ffn", {gemm_op(4096, 7168, 18432, "mlp")}};
+  model::Section sec{"dense_ffn", {module_gemm_op(4096, 7168, 18432, "mlp")}};
   f.s.recipe.recompute.clear();
   const auto fwd = cost::section_cost(sec, model::Pass::forward, f.s, f.cal);
   const auto plain = cost::section_cost(sec, model::Pass::backward, f.s, f.cal);
@@ -127,7 +127,7 @@ TEST_CASE("Delayed weight gradients split a backward into two halves that add up
   Fixture f;
   f.s.recipe.cuda_graphs = "none";
   f.s.recipe.recompute.clear();
-  model::Section sec{"experts", {gemm_op(4096, 4096, 4096, "moe")}};
+  model::Section sec{"experts", {module_gemm_op(4096, 4096, 4096, "moe")}};
   const auto all = cost::section_cost(sec, model::Pass::backward, f.s, f.cal, cost::GradPart::all);
   const auto data = cost::section_cost(sec, model::Pass::backward, f.s, f.cal, cost::GradPart::data_only);
   const auto weight = cost::section_cost(sec, model::Pass::backward, f.s, f.cal, cost::GradPart::weight_only);

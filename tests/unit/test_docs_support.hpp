@@ -56,11 +56,5 @@ class Workspace {
   std::filesystem::path dir_;
 };
 
-inline std::string read_text(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 }  // namespace moesim::test

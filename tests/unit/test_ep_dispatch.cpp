@@ -28,12 +28,6 @@ constexpr double kTokens = 4096;
 constexpr double kFp8 = 1.03125;  // FP8 element plus an FP32 scale per 128 (DEP-T's fp8_factor x 2)
 
 // 1 - C(E - L, k) / C(E, k): the chance that a unit of L experts holds one of k uniform experts.
-double hit_probability(int E, int L, int k) {
-  double miss = 1.0;
-  for (int i = 0; i < k; ++i) miss *= static_cast<double>(E - L - i) / (E - i);
-  return 1.0 - miss;
-}
-
 EpExchangeRequest request(EpDispatcher d, EpKernel kernel, double token_bytes, model::RoutingShape routing) {
   EpExchangeRequest r;
   r.dispatcher = d;
@@ -44,10 +38,6 @@ EpExchangeRequest request(EpDispatcher d, EpKernel kernel, double token_bytes, m
   r.routing = routing;
   r.probabilities = kernel == EpKernel::dispatch;  // as the benchmarks run them (HEP's kernel test)
   return r;
-}
-
-Topology system_topology(const std::string& name, int gpus, int per_domain = 0) {
-  return make_topology(config::load_system(name, test::configs_dir()), gpus, per_domain, Precision::fp8);
 }
 
 EpDispatcherRates stack_rates(EpDispatcher d) {
@@ -72,7 +62,7 @@ TEST_CASE("inside a domain a deduplicating dispatcher sends one copy per destina
   const EpExchangePlan p =
       plan_ep_exchange(t, g, request(EpDispatcher::deepep, EpKernel::dispatch, kHidden * 2, uniform), 0);
   // 32 GPUs of 8 experts: a token reaches 32 x P(hit) GPUs; 1 in 32 of those copies is its own.
-  const double gpus = 32 * hit_probability(256, 8, 8);
+  const double gpus = 32 * test::hit_probability(256, 8, 8);
   CHECK(p.copies_per_token == Approx(gpus));
   CHECK_FALSE(p.two_hop);
   CHECK(p.load.nvlink_bytes == Approx(kTokens * gpus * 31 / 32 * kHidden * 2));
@@ -95,8 +85,8 @@ TEST_CASE("across domains one RDMA copy goes to each destination domain, then NV
   EpExchangeRequest r = request(EpDispatcher::deepep, EpKernel::combine, kHidden * 2, uniform);
   r.rates.combine.rdma_efficiency = 0.5;
   const EpExchangePlan p = plan_ep_exchange(t, g, r, 0);
-  const double nodes = 8 * hit_probability(256, 32, 8);
-  const double gpus = 64 * hit_probability(256, 4, 8);
+  const double nodes = 8 * test::hit_probability(256, 32, 8);
+  const double gpus = 64 * test::hit_probability(256, 4, 8);
   CHECK(p.two_hop);
   CHECK(p.domains_per_token == Approx(nodes));
   CHECK(p.copies_per_token == Approx(gpus));
@@ -152,7 +142,7 @@ TEST_CASE("HybridEP sends each copy with its probability row and pays SM time pe
   const Topology t = gb300_like(72);
   const Group g = range_group(0, 32);
   const model::RoutingShape uniform{256, 8, 1, 1};
-  const double gpus = 32 * hit_probability(256, 8, 8);
+  const double gpus = 32 * test::hit_probability(256, 8, 8);
   const double per_copy_s = 4e-9;
   auto plan = [&](EpKernel kernel, double token_bytes, int sms, std::optional<bool> probabilities = {}) {
     EpExchangeRequest r = request(EpDispatcher::hybridep, kernel, token_bytes, uniform);
@@ -229,7 +219,7 @@ TEST_CASE("DeepEP's normal kernels on H800 reproduce DeepEP's published table", 
   // tokens, hidden 7168, top-8, FP8 dispatch, BF16 combine, 24 SMs.
   const EpDispatcherRates rates = stack_rates(EpDispatcher::deepep);
   auto bandwidth = [&](int ep, EpKernel kernel) {
-    const Topology t = system_topology("hgx-h800", ep);
+    const Topology t = test::system_topology("hgx-h800", ep, 0, Precision::fp8);
     EpExchangeRequest r = request(EpDispatcher::deepep, kernel, kHidden * (kernel == EpKernel::dispatch ? kFp8 : 2.0),
                                   deepep_bench_router(ep));
     r.rates = rates;
@@ -256,7 +246,7 @@ TEST_CASE("DeepEP's internode forwarding binds below the link on H200 as on H800
   // (RDMA). H200's NVLink is 2.25x H800's, yet EP16 stays near H800's 43 GB/s: the forwarding
   // kernel binds, not the link. Checked against the rate taken from H800 (DEP-L, DEP285).
   const EpDispatcherRates rates = stack_rates(EpDispatcher::deepep);
-  const Topology t = system_topology("hgx-h200", 16);
+  const Topology t = test::system_topology("hgx-h200", 16, 0, Precision::fp8);
   auto rdma = [&](EpKernel kernel, bool fp8) {
     EpExchangeRequest r = request(EpDispatcher::deepep, kernel, kHidden * (fp8 ? kFp8 : 2.0), deepep_bench_router(16));
     r.rates = rates;
@@ -272,7 +262,7 @@ TEST_CASE("DeepEP's internode forwarding binds below the link on H200 as on H800
 
 TEST_CASE("DeepEP on GB200 NVL72 at EP32 reaches MLM-G's 400 / 190 GB/s with 24 SMs", "[platform][ep][published]") {
   const EpDispatcherRates rates = stack_rates(EpDispatcher::deepep);
-  const Topology t = system_topology("gb200-nvl72", 32);
+  const Topology t = test::system_topology("gb200-nvl72", 32, 0, Precision::fp8);
   auto bandwidth = [&](EpKernel kernel) {
     EpExchangeRequest r = request(EpDispatcher::deepep, kernel, kHidden * 2, {256, 8, 8, 4});
     r.rates = rates;
@@ -289,7 +279,7 @@ TEST_CASE("HybridEP against its published GB200 and H100 tables", "[platform][ep
   // HEP: 4096 tokens, hidden 7168, top-8 of 8 x ranks experts, uniform routing, kernel only.
   const EpDispatcherRates rates = stack_rates(EpDispatcher::hybridep);
   auto bandwidth = [&](const char* system, int ep, int sms, EpKernel kernel, bool bf16_dispatch = false) {
-    const Topology t = system_topology(system, ep);
+    const Topology t = test::system_topology(system, ep, 0, Precision::fp8);
     const bool fp8 = kernel == EpKernel::dispatch && !bf16_dispatch;
     EpExchangeRequest r = request(EpDispatcher::hybridep, kernel, kHidden * (fp8 ? kFp8 : 2.0), {8 * ep, 8, 1, 1});
     r.rates = rates;
@@ -354,7 +344,7 @@ TEST_CASE("DeepEP V2 (NCCL Gin) against its published table, at the rates of the
   const Scenario what_if = test::bundled("scenarios/hgx-h100-1024-ep64-deepep-v2.json");
   const EpDispatcherRates rates = ep_exchange_request(what_if.recipe, what_if.stack, ModelSpec{}).rates;
   auto bandwidth = [&](const char* system, int ep, int sms, EpKernel kernel) {
-    const Topology t = system_topology(system, ep);
+    const Topology t = test::system_topology(system, ep, 0, Precision::fp8);
     const bool dispatch = kernel == EpKernel::dispatch;
     EpExchangeRequest r = request(EpDispatcher::deepep, kernel, kHidden * (dispatch ? kFp8 : 2.0), {256, 8, 1, 1});
     r.tokens = 8192;

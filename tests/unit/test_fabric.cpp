@@ -23,7 +23,6 @@ using namespace moesim::platform::testing;
 
 namespace {
 
-constexpr double MB = 1e6;
 
 Topology leafy(int gpus, int per_domain, int domains_per_leaf, double oversubscription) {
   Topology t = gb300_like(gpus, per_domain, oversubscription);

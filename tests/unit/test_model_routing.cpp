@@ -61,19 +61,13 @@ double monte_carlo(const RoutingShape& r, int experts_per_unit, GroupScore rule,
 }
 
 // 1 - C(E - L, k) / C(E, k): the chance a unit of L experts holds one of k uniform experts.
-double hit_probability(int E, int L, int k) {
-  double miss = 1.0;
-  for (int i = 0; i < k; ++i) miss *= static_cast<double>(E - L - i) / (E - i);
-  return 1.0 - miss;
-}
-
 }  // namespace
 
 TEST_CASE("without a group limit, distinct units follow the hypergeometric closed form", "[model][routing]") {
   const RoutingShape r{256, 8, 1, 1};
   for (int ep : {8, 16, 32, 64, 256}) {
     INFO("EP" << ep);
-    CHECK(model::expected_distinct_ranks(r, ep) == Approx(ep * hit_probability(256, 256 / ep, 8)).epsilon(1e-12));
+    CHECK(model::expected_distinct_ranks(r, ep) == Approx(ep * test::hit_probability(256, 256 / ep, 8)).epsilon(1e-12));
   }
   // A group limit that allows every group is no limit.
   const RoutingShape all_groups{256, 8, 8, 8};
@@ -121,7 +115,7 @@ TEST_CASE("DeepSeek-V3's router (sum of the top two per group) stays within 1 % 
   CHECK(model::expected_distinct_nodes(r, 64, 8) > 3.9);
   // The group limit concentrates a token: at EP8 a GPU holds one group, so at most 4 GPUs.
   CHECK(model::expected_distinct_ranks(r, 8) <= 4.0);
-  CHECK(model::expected_distinct_ranks(r, 8) < 8 * hit_probability(256, 32, 8));
+  CHECK(model::expected_distinct_ranks(r, 8) < 8 * test::hit_probability(256, 32, 8));
 }
 
 TEST_CASE("units that do not nest with the router groups are rejected", "[model][routing]") {

@@ -23,10 +23,6 @@ constexpr double GiB = 1024.0 * 1024 * 1024;
 constexpr double MiB = 1024.0 * 1024;
 constexpr double KiB = 1024.0;
 
-Topology system_topology(const std::string& name, int gpus, int per_domain = 0) {
-  return make_topology(config::load_system(name, test::configs_dir()), gpus, per_domain, Precision::bf16);
-}
-
 // nccl-tests' bus bandwidth of the plan moesim picks, GB/s.
 double busbw(const Topology& t, CollectiveKind kind, int ranks, double size) {
   const double bytes = kind == CollectiveKind::all_to_all ? size / ranks : size;
@@ -78,7 +74,7 @@ std::vector<double> double_binary_tree_sends(int nodes) {
 }  // namespace
 
 TEST_CASE("NCCL's ring latency is its base plus one step latency per ring step", "[platform][nccl]") {
-  const Topology t = system_topology("hgx-h100", 8);
+  const Topology t = test::system_topology("hgx-h100", 8);
   // A zero-byte all-gather on one HGX node: ring Simple costs base 8.4 us + 7 NVLink steps of
   // 3.4 us (NCCL-TUNE), LL 6.6 + 7 x 0.6; NCCL takes the cheaper, LL; plus the wire's one hop.
   const CollectivePlan p = plan_collective(t, CollectiveKind::all_gather, range_group(0, 8), 0);
@@ -87,7 +83,7 @@ TEST_CASE("NCCL's ring latency is its base plus one step latency per ring step",
   CHECK(p.load.latency_s == Approx((6.6 + 7 * 0.6) * 1e-6));
   CHECK(p.seconds == Approx((6.6 + 7 * 0.6) * 1e-6 + t.nvlink_latency_s));
   // Across 4 nodes the inter-node steps pay the network latency: 3 of the 31 ring steps.
-  const Topology four = system_topology("hgx-h100", 32);
+  const Topology four = test::system_topology("hgx-h100", 32);
   const CollectivePlan q = plan_collective(four, CollectiveKind::all_gather, range_group(0, 32), 0);
   REQUIRE(q.algorithm == NcclAlgorithm::ring);
   const double intra = q.protocol == NcclProtocol::ll ? std::max(0.6, 1.0) : q.protocol == NcclProtocol::ll128 ? std::max(1.9, 1.0) : std::max(3.4, 3.0);
@@ -97,7 +93,7 @@ TEST_CASE("NCCL's ring latency is its base plus one step latency per ring step",
 }
 
 TEST_CASE("NCCL's choice: NVLS for large all-reduces in an NVSwitch domain, LL for tiny ones", "[platform][nccl]") {
-  const Topology t = system_topology("hgx-h100", 8);
+  const Topology t = test::system_topology("hgx-h100", 8);
   const Group g = range_group(0, 8);
   const CollectivePlan big = plan_collective(t, CollectiveKind::all_reduce, g, 8 * GiB);
   CHECK(big.algorithm == NcclAlgorithm::nvls);
@@ -109,7 +105,7 @@ TEST_CASE("NCCL's choice: NVLS for large all-reduces in an NVSwitch domain, LL f
   CHECK(tiny.algorithm == NcclAlgorithm::ring);
   CHECK(tiny.protocol == NcclProtocol::ll);
   // H800 switches without NVLS: the ring, with its Simple protocol, at large sizes.
-  const Topology h800 = system_topology("hgx-h800", 8);
+  const Topology h800 = test::system_topology("hgx-h800", 8);
   const CollectivePlan ring = plan_collective(h800, CollectiveKind::all_reduce, g, 8 * GiB);
   CHECK(ring.algorithm == NcclAlgorithm::ring);
   CHECK(ring.protocol == NcclProtocol::simple);
@@ -120,7 +116,7 @@ TEST_CASE("NCCL's protocols: LL capped in all, LL128 and the tree per channel, o
           "[platform][nccl]") {
   // NCCL-TUNE: LL moves half the Simple rate, at most 141 GB/s of bus bandwidth on one Hopper node
   // (llMaxBws); H100's 0.5 x 0.822 x 450 GB/s is above it.
-  const Topology h100 = system_topology("hgx-h100", 8);
+  const Topology h100 = test::system_topology("hgx-h100", 8);
   const CollectivePlan tiny = plan_collective(h100, CollectiveKind::all_reduce, range_group(0, 8), 1024);
   REQUIRE(tiny.protocol == NcclProtocol::ll);
   CHECK(tiny.load.nvlink_bytes_per_s == Approx(141e9));
@@ -133,7 +129,7 @@ TEST_CASE("NCCL's protocols: LL capped in all, LL128 and the tree per channel, o
   // Across nodes the LL cap is the host's: 39 GB/s on 2 nodes (above the NIC's 0.5 x 0.94 x 50),
   // 20.4 from 3 on (below it).
   for (const auto& [nodes, nic_rate] : {std::pair{2, 0.5 * 0.94 * 50e9}, std::pair{4, 20.4e9}}) {
-    const Topology t = system_topology("hgx-h100", 8 * nodes);
+    const Topology t = test::system_topology("hgx-h100", 8 * nodes);
     const CollectivePlan p = plan_collective(t, CollectiveKind::all_gather, range_group(0, 8 * nodes), 1024);
     INFO(nodes << " nodes");
     REQUIRE(p.protocol == NcclProtocol::ll);
@@ -142,7 +138,7 @@ TEST_CASE("NCCL's protocols: LL capped in all, LL128 and the tree per channel, o
   }
   // PAT keeps all of H100's 16 channels at any size: NCCL's tuning sets no thread count for it,
   // so its channel loop never drops one.
-  const Topology cluster = system_topology("hgx-h100", 512);
+  const Topology cluster = test::system_topology("hgx-h100", 512);
   Group one_per_node;
   for (int n = 0; n < 64; ++n) one_per_node.ranks.push_back(8 * n);
   const CollectivePlan pat = plan_collective(cluster, CollectiveKind::all_gather, one_per_node, 64 * 1024);
@@ -163,7 +159,7 @@ TEST_CASE("NCCL's protocols: LL capped in all, LL128 and the tree per channel, o
 
 TEST_CASE("An all-to-all in one domain runs as NCCL schedules it: LL to 16 KiB per channel, transfers in turn",
           "[platform][nccl]") {
-  const Topology t = system_topology("gb300-nvl72", 64);
+  const Topology t = test::system_topology("gb300-nvl72", 64);
   REQUIRE(t.nccl.channels == 32);
   const double overhead = t.nccl.call_overhead_s, hop = t.nvlink_latency_s;
   // OCI-QS fits: a transfer's fixed time on LL and Simple, LL's rate per channel, Simple's ceiling
@@ -194,7 +190,7 @@ TEST_CASE("An all-to-all in one domain runs as NCCL schedules it: LL to 16 KiB p
   CHECK(simple.load.latency_s == Approx(overhead + 2 * (simple_latency + 512 * 1024 / (9 * warp))));
   // 8 ranks: up to 4 channels per peer, one per 64 KiB of a Simple transfer (8 KiB of LL's); the
   // rank's own copy is never LL, so it takes one channel per 64 KiB even then.
-  const Topology eight = system_topology("gb300-nvl72", 8);
+  const Topology eight = test::system_topology("gb300-nvl72", 8);
   const Group g8 = range_group(0, 8);
   CHECK(plan_collective(eight, CollectiveKind::all_to_all, g8, 8 * 1024).channels == 8);
   CHECK(plan_collective(eight, CollectiveKind::all_to_all, g8, 16 * 1024).channels == 15);
@@ -209,7 +205,7 @@ TEST_CASE("An all-to-all in one domain runs as NCCL schedules it: LL to 16 KiB p
   CHECK(eight_simple.load.latency_s == Approx(overhead + simple_latency + 256 * 1024 / (9 * warp)));
   // 4 ranks: 8 channels per peer up to 16 MiB parts: 24 CTAs run one remote transfer each, 8 the
   // rank's own copy only.
-  const Topology four = system_topology("gb300-nvl72", 4);
+  const Topology four = test::system_topology("gb300-nvl72", 4);
   const Group g4 = range_group(0, 4);
   const CollectivePlan four_half = plan_collective(four, CollectiveKind::all_to_all, g4, 128 * MiB);
   CHECK(four_half.channels == 32);
@@ -230,13 +226,13 @@ TEST_CASE("An all-to-all in one domain runs as NCCL schedules it: LL to 16 KiB p
   REQUIRE(32 * 3 * 2 * warp < port);
   CHECK(four_all.load.nvlink_bytes_per_s == Approx(32 * 3 * 2 * warp));
   // Across domains NCCL's network connections have no LL buffers: Simple, every channel.
-  const CollectivePlan racks = plan_collective(system_topology("gb300-nvl72", 128, 64), CollectiveKind::all_to_all,
+  const CollectivePlan racks = plan_collective(test::system_topology("gb300-nvl72", 128, 64), CollectiveKind::all_to_all,
                                                range_group(0, 128), 64 * 1024);
   CHECK(racks.protocol == NcclProtocol::simple);
   CHECK(racks.channels == 32);
   // Without a measured LL rate per channel (Hopper: none published), an LL transfer takes NCCL's
   // LL model: half the Simple rate, capped in all by llMaxBws (141 GB/s on one Hopper node).
-  const Topology hopper = system_topology("hgx-h100", 8);
+  const Topology hopper = test::system_topology("hgx-h100", 8);
   REQUIRE(hopper.nccl.p2p_ll_channel_bytes_per_s == 0);
   const CollectivePlan hopper_ll = plan_collective(hopper, CollectiveKind::all_to_all, g8, 64 * 1024);
   CHECK(hopper_ll.protocol == NcclProtocol::ll);
@@ -251,7 +247,7 @@ TEST_CASE("Every collective pays the system's fixed NCCL call overhead on top of
           "[platform][nccl]") {
   // AZ-GB200: a 4 KiB ring all-reduce on one tray, LL: NCCL's 6.6 + 6 x 0.6 us, one NVLink hop and
   // the overhead fitted to it (5.45 us) make the measured 16.17 us.
-  Topology tray = system_topology("gb200-nvl72", 4);
+  Topology tray = test::system_topology("gb200-nvl72", 4);
   REQUIRE(tray.nccl.call_overhead_s == Approx(5.45e-6));
   const CollectivePlan p = plan_collective(tray, CollectiveKind::all_reduce, range_group(0, 4), 4096);
   REQUIRE(p.protocol == NcclProtocol::ll);
@@ -265,7 +261,7 @@ TEST_CASE("Every collective pays the system's fixed NCCL call overhead on top of
 TEST_CASE("An all-to-all takes at least its host's 2 n ncclSend/ncclRecv calls; nothing else does",
           "[platform][nccl]") {
   // OCI-QS: 64 GB300s at 8 KiB per peer measure 32.64 us, the floor fitted (0.255 us per call).
-  Topology rack = system_topology("gb300-nvl72", 64);
+  Topology rack = test::system_topology("gb300-nvl72", 64);
   REQUIRE(rack.nccl.p2p_host_call_s == Approx(0.255e-6));
   const Group g64 = range_group(0, 64);
   const CollectivePlan floored = plan_collective(rack, CollectiveKind::all_to_all, g64, 8 * 1024);
@@ -274,7 +270,7 @@ TEST_CASE("An all-to-all takes at least its host's 2 n ncclSend/ncclRecv calls; 
   // operation is the GPU's alone, and faster.
   const CollectivePlan large = plan_collective(rack, CollectiveKind::all_to_all, g64, 1024 * 1024);
   const CollectivePlan ar = plan_collective(rack, CollectiveKind::all_reduce, g64, 64 * 1024);
-  const CollectivePlan small4 = plan_collective(system_topology("gb300-nvl72", 4), CollectiveKind::all_to_all,
+  const CollectivePlan small4 = plan_collective(test::system_topology("gb300-nvl72", 4), CollectiveKind::all_to_all,
                                                 range_group(0, 4), 8 * 1024);
   rack.nccl.p2p_host_call_s = 0;
   CHECK(plan_collective(rack, CollectiveKind::all_to_all, g64, 1024 * 1024).seconds == large.seconds);
@@ -283,7 +279,7 @@ TEST_CASE("An all-to-all takes at least its host's 2 n ncclSend/ncclRecv calls; 
   CHECK(gpu_only < floored.seconds - 5e-6);
   CHECK(plan_collective(rack, CollectiveKind::all_reduce, g64, 64 * 1024).seconds == ar.seconds);
   // Four ranks make 8 calls, 2 us: never binding.
-  Topology tray = system_topology("gb300-nvl72", 4);
+  Topology tray = test::system_topology("gb300-nvl72", 4);
   tray.nccl.p2p_host_call_s = 0;
   CHECK(plan_collective(tray, CollectiveKind::all_to_all, range_group(0, 4), 8 * 1024).seconds == small4.seconds);
 }
@@ -292,22 +288,22 @@ TEST_CASE("NVLS runs on NCCL's channel count for one NVLink domain, NVLS-tree on
           "[platform][nccl]") {
   // NCCL-NVLS (ncclNvlsInit): a Blackwell communicator inside one node or MNNVL clique gets 24
   // NVLS channels, one over several gets 32; Hopper 16 either way.
-  Topology rack = system_topology("gb300-nvl72", 64);
+  Topology rack = test::system_topology("gb300-nvl72", 64);
   rack.nccl.forced_algorithm = NcclAlgorithm::nvls;
   CHECK(plan_collective(rack, CollectiveKind::all_reduce, range_group(0, 64), 1 * GiB).channels == 24);
-  Topology racks = system_topology("gb300-nvl72", 128, 64);
+  Topology racks = test::system_topology("gb300-nvl72", 128, 64);
   racks.nccl.forced_algorithm = NcclAlgorithm::nvls_tree;
   CHECK(plan_collective(racks, CollectiveKind::all_reduce, range_group(0, 128), 1 * GiB).channels == 32);
-  Topology nodes = system_topology("hgx-b200", 16);
+  Topology nodes = test::system_topology("hgx-b200", 16);
   nodes.nccl.forced_algorithm = NcclAlgorithm::nvls_tree;
   CHECK(plan_collective(nodes, CollectiveKind::all_reduce, range_group(0, 16), 1 * GiB).channels == 32);
-  Topology hopper = system_topology("hgx-h100", 16);
+  Topology hopper = test::system_topology("hgx-h100", 16);
   hopper.nccl.forced_algorithm = NcclAlgorithm::nvls_tree;
   CHECK(plan_collective(hopper, CollectiveKind::all_reduce, range_group(0, 16), 1 * GiB).channels == 16);
 }
 
 TEST_CASE("NVLS pays its pipeline's fill: (stages - 1) iterations of heads x chunk per channel", "[platform][nccl]") {
-  Topology t = system_topology("hgx-h100", 8);
+  Topology t = test::system_topology("hgx-h100", 8);
   t.nccl.forced_algorithm = NcclAlgorithm::nvls;
   const Group g = range_group(0, 8);
   const double rate = 0.610 * 450e9;
@@ -339,7 +335,7 @@ TEST_CASE("NVLS all-reduce's busiest channel as each NCCL version cuts the buffe
   // and 2 more of its largest iteration (3 stages); the fill is what it takes beyond s.
   const double s = 32 * KiB / (0.610 * 450e9);
   auto fill_s = [](int version) {
-    Topology t = system_topology("hgx-h100", 8);
+    Topology t = test::system_topology("hgx-h100", 8);
     t.nccl.forced_algorithm = NcclAlgorithm::nvls;
     t.nccl.version = version;
     return plan_collective(t, CollectiveKind::all_reduce, range_group(0, 8), 32 * KiB).load.latency_s - 25e-6;
@@ -358,7 +354,7 @@ TEST_CASE("NVLS all-reduce's busiest channel as each NCCL version cuts the buffe
 TEST_CASE("NVLS-tree pays its pipeline's fill: 2 x tree depth + 3 stages of heads x chunk per channel",
           "[platform][nccl]") {
   auto plan = [](int gpus, double bytes) {
-    Topology t = system_topology("gb200-nvl72", gpus);
+    Topology t = test::system_topology("gb200-nvl72", gpus);
     t.nccl.forced_algorithm = NcclAlgorithm::nvls_tree;
     return plan_collective(t, CollectiveKind::all_reduce, range_group(0, gpus), bytes);
   };
@@ -368,7 +364,7 @@ TEST_CASE("NVLS-tree pays its pipeline's fill: 2 x tree depth + 3 stages of head
   };
   // NCCL's model latency (NCCL-TUNE): NVLS-tree's NVLink 25 us plus 2 log2(d) network steps of
   // 20.9 us, plus the system's call overhead.
-  const double overhead_us = system_topology("gb200-nvl72", 144).nccl.call_overhead_s * 1e6;
+  const double overhead_us = test::system_topology("gb200-nvl72", 144).nccl.call_overhead_s * 1e6;
   // 2 racks: a tree of depth 1, 5 stages; 128 KiB chunks over 32 channels x 32 heads: 1 GiB is 8
   // iterations, so 4 of them fill the pipeline.
   const CollectivePlan two = plan(144, 1 * GiB);
@@ -376,7 +372,7 @@ TEST_CASE("NVLS-tree pays its pipeline's fill: 2 x tree depth + 3 stages of head
   CHECK(two.load.latency_s == Approx((25 + 2 * 20.9 + overhead_us) * 1e-6 + 4.0 / 8 * bandwidth_s(two)).epsilon(1e-6));
   // Before 2.21 NVLS had 8 heads (NCCL_MAX_NVLS_ARITY): the same 1 GiB is 32 iterations of 32 x 8
   // x 128 KiB, a quarter of the fill.
-  Topology arity8 = system_topology("gb200-nvl72", 144);
+  Topology arity8 = test::system_topology("gb200-nvl72", 144);
   arity8.nccl.forced_algorithm = NcclAlgorithm::nvls_tree;
   arity8.nccl.version = 220;
   const CollectivePlan two_arity8 = plan_collective(arity8, CollectiveKind::all_reduce, range_group(0, 144), 1 * GiB);
@@ -399,7 +395,7 @@ TEST_CASE("The busiest node of NCCL's double binary tree sends S over 2 nodes, 1
   // One GPU per node: its NIC carries all of its node's tree traffic.
   for (int nodes = 2; nodes <= 300; ++nodes) {
     const std::vector<double> sends = double_binary_tree_sends(nodes);
-    Topology t = system_topology("hgx-h100", nodes, 1);
+    Topology t = test::system_topology("hgx-h100", nodes, 1);
     t.nccl.forced_algorithm = NcclAlgorithm::tree;
     INFO(nodes << " nodes");
     CHECK(plan_collective(t, CollectiveKind::all_reduce, range_group(0, nodes), S).load.nic_bytes ==
@@ -407,7 +403,7 @@ TEST_CASE("The busiest node of NCCL's double binary tree sends S over 2 nodes, 1
   }
   // With k members per domain each NIC carries 1/k of the busiest node's bytes.
   auto tree = [&](int domains, int per_domain) {
-    Topology t = system_topology("gb200-nvl72", domains * per_domain, per_domain);
+    Topology t = test::system_topology("gb200-nvl72", domains * per_domain, per_domain);
     t.nccl.forced_algorithm = NcclAlgorithm::tree;
     return plan_collective(t, CollectiveKind::all_reduce, range_group(0, domains * per_domain), S);
   };
@@ -418,7 +414,7 @@ TEST_CASE("The busiest node of NCCL's double binary tree sends S over 2 nodes, 1
 }
 
 TEST_CASE("NCCL_ALGO forces one algorithm, and one that cannot run the collective is an error", "[platform][nccl]") {
-  Topology t = system_topology("hgx-h100", 8);
+  Topology t = test::system_topology("hgx-h100", 8);
   const Group g = range_group(0, 8);
   REQUIRE(plan_collective(t, CollectiveKind::all_reduce, g, 1 * MiB).algorithm != NcclAlgorithm::nvls);
   t.nccl.forced_algorithm = NcclAlgorithm::nvls;
@@ -440,21 +436,21 @@ TEST_CASE("NVLS-tree sends its network bytes through the heads' NICs only: min(G
   };
   // NVL72 racks: 32 heads of 72 GPUs. Two racks: each head sends its S/32 once; 20 racks: an
   // inner node of the double binary tree sends it twice (NCCL connect.cc, connectNvls).
-  const CollectivePlan two = plan_collective(forced(system_topology("gb200-nvl72", 144)), CollectiveKind::all_reduce,
+  const CollectivePlan two = plan_collective(forced(test::system_topology("gb200-nvl72", 144)), CollectiveKind::all_reduce,
                                              range_group(0, 144), S);
   CHECK(two.load.nic_bytes == Approx(S / 32));
   CHECK(two.load.nvlink_bytes == Approx(S));
-  const CollectivePlan twenty = plan_collective(forced(system_topology("gb200-nvl72", 1440)),
+  const CollectivePlan twenty = plan_collective(forced(test::system_topology("gb200-nvl72", 1440)),
                                                 CollectiveKind::all_reduce, range_group(0, 1440), S);
   CHECK(twenty.load.nic_bytes == Approx(2 * S / 32));
   // HGX nodes of 8 GPUs: every GPU is a head.
-  const CollectivePlan hgx = plan_collective(forced(system_topology("hgx-h100", 64)), CollectiveKind::all_reduce,
+  const CollectivePlan hgx = plan_collective(forced(test::system_topology("hgx-h100", 64)), CollectiveKind::all_reduce,
                                              range_group(0, 64), S);
   CHECK(hgx.load.nic_bytes == Approx(2 * S / 8));
   // The spine carries what the 32 heads send, not 72 heads' worth: per member, on average, the
   // head's bytes x 32/72 x the share of the other racks outside its leaf group (16 of 19 with
   // leaf groups of 4 racks).
-  Topology leafy = forced(system_topology("gb200-nvl72", 1440));
+  Topology leafy = forced(test::system_topology("gb200-nvl72", 1440));
   leafy.domains_per_leaf = 4;
   const CollectivePlan spine = plan_collective(leafy, CollectiveKind::all_reduce, range_group(0, 1440), S);
   CHECK(spine.load.nic_bytes == Approx(2 * S / 32));
@@ -462,7 +458,7 @@ TEST_CASE("NVLS-tree sends its network bytes through the heads' NICs only: min(G
 }
 
 TEST_CASE("NCCL's choice across nodes: trees for all-reduce at scale, PAT for one GPU per node", "[platform][nccl]") {
-  const Topology t = system_topology("hgx-h100", 1024);
+  const Topology t = test::system_topology("hgx-h100", 1024);
   // 128 nodes: the ring's 2 x 1023 step latencies make the trees cheaper below gigabytes.
   const CollectivePlan ar = plan_collective(t, CollectiveKind::all_reduce, range_group(0, 1024), 64 * MiB);
   CHECK((ar.algorithm == NcclAlgorithm::tree || ar.algorithm == NcclAlgorithm::nvls_tree));
@@ -503,11 +499,11 @@ TEST_CASE("NCCL all-reduce against every size of the published nccl-tests tables
     t.nccl.version = version;
     return t;
   };
-  Topology h100 = on_nccl(system_topology("hgx-h100", 8), 218);  // AZ-H100 and AZ-H200 force NVLS
+  Topology h100 = on_nccl(test::system_topology("hgx-h100", 8), 218);  // AZ-H100 and AZ-H200 force NVLS
   h100.nccl.forced_algorithm = NcclAlgorithm::nvls;                 // (NCCL_ALGO=NVLS)
-  Topology h200 = on_nccl(system_topology("hgx-h200", 8), 220);
+  Topology h200 = on_nccl(test::system_topology("hgx-h200", 8), 220);
   h200.nccl.forced_algorithm = NcclAlgorithm::nvls;
-  Topology gb200_tray = system_topology("gb200-nvl72", 4);  // Azure forces Ring on 4 GPUs
+  Topology gb200_tray = test::system_topology("gb200-nvl72", 4);  // Azure forces Ring on 4 GPUs
   gb200_tray.nccl.forced_algorithm = NcclAlgorithm::ring;
   REQUIRE(h100.nccl.modelled);
   // AZ-H100, 8 H100, NVLS, in-place, NCCL 2.18.5, 1 KiB to 8 GiB; 8 GiB is the source of
@@ -542,9 +538,9 @@ TEST_CASE("NCCL all-reduce against every size of the published nccl-tests tables
   // rack, NVLS-tree across racks); 8 GiB on one rack is the source of nvls_efficiency. Below 2 GiB
   // one rack pays about 0.5 ms more than NVLS's fill. Across 2 racks NVLS-tree's own fill (5
   // stages) gives the ramp.
-  check_table("CW43 NVL72, 1 rack", on_nccl(system_topology("gb200-nvl72", 72), 225), 72,
+  check_table("CW43 NVL72, 1 rack", on_nccl(test::system_topology("gb200-nvl72", 72), 225), 72,
               {{29, 586.06, 20.1}, {30, 681.17, 13.3}, {31, 757.78, 0}, {32, 839.16, 0}, {33, 834.57, 0}});
-  check_table("CW43 NVL72, 2 racks", on_nccl(system_topology("gb200-nvl72", 144), 225), 144,
+  check_table("CW43 NVL72, 2 racks", on_nccl(test::system_topology("gb200-nvl72", 144), 225), 144,
               {{29, 493.94, -15.4}, {30, 596.10, 0}, {31, 680.30, 0}, {32, 743.09, 0}, {33, 793.06, 0},
                {34, 810.41, 0}});
   // CW48 ran the same script with NVLS disabled (NCCL_NVLS_ENABLE=0 since the script's commit
@@ -553,7 +549,7 @@ TEST_CASE("NCCL all-reduce against every size of the published nccl-tests tables
   // (its 5.6 ms of latency then pays off); moesim prices the tree NVLink-bound at 340 GB/s, with no
   // such constant: a chunk's trip up and down the 71-GPU chain of each rack is not modelled
   // (docs/method.md).
-  Topology cw48 = system_topology("gb200-nvl72", 1440);
+  Topology cw48 = test::system_topology("gb200-nvl72", 1440);
   cw48.nccl.nvls = false;
   check_table("CW48 NVL72, 20 racks, NVLS off", cw48, 1440,
               {{29, 150.95, 215.6}, {30, 218.85, 157.3}, {31, 286.52, 116.2}, {32, 346.38, 29.7},
@@ -564,9 +560,9 @@ TEST_CASE("NCCL all-reduce and all-to-all against OCI's GB300, GB200 and B300 ta
   // OCI (oracle-quickstart/oci-gpu-quickstarts): nccl-tests with NCCL's default algorithm, NVLS on;
   // GB300 NCCL 2.28.7 (every size, 512 KiB to 16 GiB), GB200 2.27.3 and B300 2.28.9 (the two largest
   // sizes printed). Racks are joined by RoCE; moesim's NICs are InfiniBand's (NT290's 47 GB/s).
-  auto gb300_rack = [](int gpus, int per_domain) { return system_topology("gb300-nvl72", gpus, per_domain); };
-  auto gb200_rack = [](int gpus, int per_domain) { return system_topology("gb200-nvl72", gpus, per_domain); };
-  auto b300 = [](int gpus) { return system_topology("hgx-b300", gpus); };
+  auto gb300_rack = [](int gpus, int per_domain) { return test::system_topology("gb300-nvl72", gpus, per_domain); };
+  auto gb200_rack = [](int gpus, int per_domain) { return test::system_topology("gb200-nvl72", gpus, per_domain); };
+  auto b300 = [](int gpus) { return test::system_topology("hgx-b300", gpus); };
   const auto AR = CollectiveKind::all_reduce;
   const auto A2A = CollectiveKind::all_to_all;
   check_table("OCI GB300 all-reduce, 4 GPUs", gb300_rack(4, 0), AR, 4,
@@ -635,18 +631,18 @@ TEST_CASE("NCCL all-reduce and all-to-all against OCI's GB300, GB200 and B300 ta
 }
 
 TEST_CASE("NCCL collectives against other published nccl-tests bus bandwidths", "[platform][nccl][published]") {
-  const Topology h100_2 = system_topology("hgx-h100", 16);
-  const Topology b200_2 = system_topology("hgx-b200", 16);
-  const Topology h100_4 = system_topology("hgx-h100", 32);
-  const Topology h200_248 = system_topology("hgx-h200", 1984);
-  const Topology h800_8 = system_topology("hgx-h800", 64);
-  const Topology h100_8 = system_topology("hgx-h100", 8);
-  Topology h100_ring = system_topology("hgx-h100", 8);  // NCCL_ALGO=Ring
+  const Topology h100_2 = test::system_topology("hgx-h100", 16);
+  const Topology b200_2 = test::system_topology("hgx-b200", 16);
+  const Topology h100_4 = test::system_topology("hgx-h100", 32);
+  const Topology h200_248 = test::system_topology("hgx-h200", 1984);
+  const Topology h800_8 = test::system_topology("hgx-h800", 64);
+  const Topology h100_8 = test::system_topology("hgx-h100", 8);
+  Topology h100_ring = test::system_topology("hgx-h100", 8);  // NCCL_ALGO=Ring
   h100_ring.nccl.nvls = false;
-  Topology h100_ring4 = system_topology("hgx-h100", 4);
+  Topology h100_ring4 = test::system_topology("hgx-h100", 4);
   h100_ring4.nccl.nvls = false;
   auto gb200_racks = [](int per_rack, NcclAlgorithm algorithm) {
-    Topology t = system_topology("gb200-nvl72", 3 * per_rack, per_rack);
+    Topology t = test::system_topology("gb200-nvl72", 3 * per_rack, per_rack);
     t.nccl.nvls = false;
     t.nccl.forced_algorithm = algorithm;
     return t;

@@ -5,17 +5,11 @@
 
 #include "moesim/driver/run.hpp"
 #include "moesim/workload/step_builder.hpp"
-#include "scenario_fixtures.hpp"
+#include "run_support.hpp"
 
 using namespace moesim;
 
 namespace {
-
-driver::RunResult run(const Scenario& s) {
-  driver::RunOptions o;
-  o.configs_dir = test::configs_dir().string();
-  return driver::run_scenario(s, o);
-}
 
 }  // namespace
 
@@ -24,8 +18,8 @@ TEST_CASE("EP overlap on the record layout is worth at least 2 % of the step", "
   REQUIRE(on.recipe.ep_overlap);
   Scenario off = on;
   off.recipe.ep_overlap = false;
-  const double with = run(on).metrics.step_time_s;
-  const double without = run(off).metrics.step_time_s;
+  const double with = test::run(on).metrics.step_time_s;
+  const double without = test::run(off).metrics.step_time_s;
   INFO("with " << with << " s, without " << without << " s");
   CHECK(with <= 0.98 * without);
 }
@@ -45,8 +39,8 @@ TEST_CASE("DP overlap hides every chunk's collectives but the first gather and t
   Scenario off = on;
   off.recipe.overlap_grad_reduce = false;
   off.recipe.overlap_param_gather = false;
-  const auto a = run(on);
-  const auto b = run(off);
+  const auto a = test::run(on);
+  const auto b = test::run(off);
   const plan::Layout l = plan::make_layout(on);
   REQUIRE(l.edp == 1);
   const auto program = workload::build_step(on, l, test::calibration(on));
@@ -84,8 +78,8 @@ TEST_CASE("EP overlap loses on an unbalanced, non-interleaved pipeline", "[engin
   on.recipe.ep_overlap = true;
   Scenario off = on;
   off.recipe.ep_overlap = false;
-  const double with = run(on).metrics.step_time_s;
-  const double without = run(off).metrics.step_time_s;
+  const double with = test::run(on).metrics.step_time_s;
+  const double without = test::run(off).metrics.step_time_s;
   INFO("with " << with << " s, without " << without << " s");
   CHECK(with > without);
 }

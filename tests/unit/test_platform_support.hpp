@@ -11,6 +11,8 @@
 
 namespace moesim::platform::testing {
 
+inline constexpr double MB = 1e6;
+
 inline Topology gb300_like(int gpus, int gpus_per_domain = 72, double oversubscription = 1.0) {
   Topology t;
   t.gpus = gpus;

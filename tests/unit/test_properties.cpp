@@ -12,6 +12,7 @@
 #include "moesim/driver/run.hpp"
 #include "moesim/plan/memory.hpp"
 #include "moesim/workload/step_builder.hpp"
+#include "run_support.hpp"
 #include "test_reliability_scenarios.hpp"
 
 using namespace moesim;
@@ -33,21 +34,9 @@ const std::vector<test::GeneratedScenario>& cases() {
   return all;
 }
 
-driver::RunResult run(const Scenario& s) {
-  driver::RunOptions o;
-  o.configs_dir = test::configs_dir().string();
-  return driver::run_scenario(s, o);
-}
-
-const cost::KernelCalibration& calibration() {
-  static const cost::KernelCalibration cal =
-      cost::load_calibration(cost::default_calibration_file(test::configs_dir()));
-  return cal;
-}
-
 // The longest any pipeline rank's compute stream must be busy: its kernels back to back.
 double compute_lower_bound(const Scenario& s, const plan::Layout& l) {
-  const workload::StepProgram program = workload::build_step(s, l, calibration());
+  const workload::StepProgram program = workload::build_step(s, l, test::default_calibration());
   double bound = 0;
   for (const auto& stage : program.stages) {
     double busy = 0;
@@ -76,7 +65,7 @@ TEST_CASE("throughput is never above the precision's peak and the step never bel
           "[properties]") {
   for (const auto& c : cases()) {
     INFO(c.label);
-    const driver::RunResult r = run(c.scenario);
+    const driver::RunResult r = test::run(c.scenario);
     CHECK(r.metrics.step_time_s > 0);
     CHECK(r.metrics.tflops_per_gpu <= r.metrics.peak_tflops * (1 + kNoise));
     CHECK(r.metrics.mfu <= 1 + kNoise);
@@ -103,12 +92,12 @@ TEST_CASE("more link bandwidth, more HBM bandwidth or a faster GPU is never slow
        }},
   };
   for (const auto& c : cases()) {
-    const double base = run(c.scenario).metrics.step_time_s;
+    const double base = test::run(c.scenario).metrics.step_time_s;
     for (const auto& f : faster) {
       Scenario s = c.scenario;
       f.apply(s);
       INFO(c.label << " with " << f.what);
-      CHECK(run(s).metrics.step_time_s <= base * (1 + kNoise));
+      CHECK(test::run(s).metrics.step_time_s <= base * (1 + kNoise));
     }
   }
 }
@@ -117,8 +106,8 @@ TEST_CASE("weak-scaling efficiency is never above 100 %", "[properties]") {
   for (const auto& c : cases()) {
     const int doubled = c.scenario.gpus * 2;
     if (doubled > c.scenario.system.max_gpus) continue;
-    const driver::RunResult small = run(c.scenario);
-    const driver::RunResult large = run(driver::scaled_to(c.scenario, doubled));
+    const driver::RunResult small = test::run(c.scenario);
+    const driver::RunResult large = test::run(driver::scaled_to(c.scenario, doubled));
     INFO(c.label << " -> " << doubled << " GPUs");
     REQUIRE(large.layout.microbatches == small.layout.microbatches);  // the same per-replica work
     const double efficiency = large.metrics.tokens_per_s_per_gpu / small.metrics.tokens_per_s_per_gpu;

@@ -51,12 +51,6 @@ Scenario load(const json& j) {
   return config::load_scenario_json(j, "test.json", {test::bundled_configs()});
 }
 
-const cost::KernelCalibration& calibration() {
-  static const cost::KernelCalibration cal =
-      cost::load_calibration(cost::default_calibration_file(test::bundled_configs()));
-  return cal;
-}
-
 }  // namespace
 
 TEST_CASE("task_counts is the size of the program build_step builds", "[resources]") {
@@ -71,8 +65,8 @@ TEST_CASE("task_counts is the size of the program build_step builds", "[resource
   for (const json& j : {record_json(), dense, vpp1, pp4}) {
     const Scenario s = load(j);
     const plan::Layout l = plan::make_layout(s);
-    const std::vector<long long> counts = workload::task_counts(s, l, calibration());
-    const workload::StepProgram program = workload::build_step(s, l, calibration());
+    const std::vector<long long> counts = workload::task_counts(s, l, test::default_calibration());
+    const workload::StepProgram program = workload::build_step(s, l, test::default_calibration());
     REQUIRE(counts.size() == program.stages.size());
     for (std::size_t r = 0; r < counts.size(); ++r) {
       INFO(j["layout"].dump() << " pp rank " << r);
@@ -84,7 +78,7 @@ TEST_CASE("task_counts is the size of the program build_step builds", "[resource
 TEST_CASE("The work estimate grows with the simulated GPUs and refuses what cannot fit", "[resources]") {
   const Scenario s = load(record_json());
   const plan::Layout l = plan::make_layout(s);
-  const std::vector<long long> counts = workload::task_counts(s, l, calibration());
+  const std::vector<long long> counts = workload::task_counts(s, l, test::default_calibration());
   engine::Options folded, full;
   full.fidelity = platform::Fidelity::full;
   const driver::WorkEstimate f = driver::estimate_work(l, counts, folded);
@@ -186,7 +180,7 @@ TEST_CASE("Derived quantities are checked before they reach SimGrid", "[resource
 TEST_CASE("The progress hook reports the simulation's tasks from the simulating process", "[resources]") {
   const Scenario s = load(record_json());
   const plan::Layout l = plan::make_layout(s);
-  const workload::StepProgram program = workload::build_step(s, l, calibration());
+  const workload::StepProgram program = workload::build_step(s, l, test::default_calibration());
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
   engine::Options o;

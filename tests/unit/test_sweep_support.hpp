@@ -9,17 +9,10 @@
 #include <catch2/catch.hpp>
 
 #include "config_test_support.hpp"
+#include "scenario_fixtures.hpp"
 #include "moesim/sweep/result.hpp"
 
 namespace moesim::test {
-
-inline std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  REQUIRE(in);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // 6 points: precision {mxfp8, fp7 (invalid)} x GPUs {256, 512, 20000 (more than the system
 // holds: infeasible)}; only two are simulated.

@@ -17,7 +17,7 @@ using namespace moesim;
 
 namespace {
 
-driver::RunResult run(const Scenario& s, platform::Fidelity f = platform::Fidelity::folded, bool sampled = false) {
+driver::RunResult simulate_step(const Scenario& s, platform::Fidelity f = platform::Fidelity::folded, bool sampled = false) {
   driver::RunOptions o;
   o.engine.fidelity = f;
   o.engine.sampled = sampled;
@@ -50,7 +50,7 @@ Interval full_fidelity_interval(Scenario s, int seeds) {
   std::vector<double> steps;
   for (int seed = 1; seed <= seeds; ++seed) {
     s.seed = seed;
-    steps.push_back(run(s, platform::Fidelity::full).metrics.step_time_s);
+    steps.push_back(simulate_step(s, platform::Fidelity::full).metrics.step_time_s);
   }
   return confidence_95(steps);
 }
@@ -76,8 +76,8 @@ TEST_CASE("Folded variability lies inside the Monte-Carlo confidence interval of
   // group: the premise of the folded order statistics.
   Scenario s = spread_small_moe();
   s.recipe.ep_overlap = false;
-  const double folded = run(s).metrics.step_time_s;
-  const double nominal = run(test::identical_gpus(s)).metrics.step_time_s;
+  const double folded = simulate_step(s).metrics.step_time_s;
+  const double nominal = simulate_step(test::identical_gpus(s)).metrics.step_time_s;
   const Interval full = full_fidelity_interval(s, 12);
   INFO("nominal " << nominal << " s, folded " << folded << " s, full " << full.mean << " s [" << full.low << ", "
                   << full.high << "]");
@@ -92,7 +92,7 @@ TEST_CASE("With EP overlap the folded variability is an upper bound of full fide
   // of the wait is hidden; the folded representative, always the slowest, bears all of it
   // (docs/method.md, known limits).
   const Scenario s = spread_small_moe();
-  const double folded = run(s).metrics.step_time_s;
+  const double folded = simulate_step(s).metrics.step_time_s;
   const Interval full = full_fidelity_interval(s, 8);
   INFO("folded " << folded << " s, full " << full.mean << " s [" << full.low << ", " << full.high << "]");
   CHECK(folded >= full.low);
@@ -102,17 +102,17 @@ TEST_CASE("A seed fixes every draw; another seed draws again", "[variability]") 
   Scenario s = test::small_moe(4);
   s.recipe.force_balanced_routing = false;
   s.seed = 5;
-  const auto a = run(s, platform::Fidelity::full);
-  const auto b = run(s, platform::Fidelity::full);
+  const auto a = simulate_step(s, platform::Fidelity::full);
+  const auto b = simulate_step(s, platform::Fidelity::full);
   CHECK(a.metrics.step_time_s == b.metrics.step_time_s);
   s.seed = 6;
-  CHECK(run(s, platform::Fidelity::full).metrics.step_time_s != a.metrics.step_time_s);
+  CHECK(simulate_step(s, platform::Fidelity::full).metrics.step_time_s != a.metrics.step_time_s);
   // The folded expectation does not depend on the seed; a sampled folded run does.
-  const double expected = run(s).metrics.step_time_s;
-  const double sampled6 = run(s, platform::Fidelity::folded, true).metrics.step_time_s;
+  const double expected = simulate_step(s).metrics.step_time_s;
+  const double sampled6 = simulate_step(s, platform::Fidelity::folded, true).metrics.step_time_s;
   s.seed = 5;
-  CHECK(run(s).metrics.step_time_s == expected);
-  CHECK(run(s, platform::Fidelity::folded, true).metrics.step_time_s != sampled6);
+  CHECK(simulate_step(s).metrics.step_time_s == expected);
+  CHECK(simulate_step(s, platform::Fidelity::folded, true).metrics.step_time_s != sampled6);
 }
 
 TEST_CASE("Weak scaling loses the expected slowest GPU's speed with the default variability", "[variability]") {
@@ -121,8 +121,8 @@ TEST_CASE("Weak scaling loses the expected slowest GPU's speed with the default 
   // waits for its slowest GPU, whose expected slowdown grows with the GPU count.
   const Scenario record = test::record_gb300();
   const auto efficiency = [](const Scenario& s) {
-    const double small = run(s).metrics.tflops_per_gpu;
-    const double large = run(driver::scaled_to(s, 4 * s.gpus)).metrics.tflops_per_gpu;
+    const double small = simulate_step(s).metrics.tflops_per_gpu;
+    const double large = simulate_step(driver::scaled_to(s, 4 * s.gpus)).metrics.tflops_per_gpu;
     return large / small;
   };
   const double identical = efficiency(test::identical_gpus(record));
@@ -180,11 +180,11 @@ TEST_CASE("Hot experts slow the step monotonically and expose EP time with the m
   Scenario s = test::small_moe(4);
   s.variability = VariabilitySpec{};
   s.recipe.force_balanced_routing = false;
-  double previous_step = run(test::identical_gpus(s)).metrics.step_time_s;
+  double previous_step = simulate_step(test::identical_gpus(s)).metrics.step_time_s;
   double previous_ep = -1, previous_ratio = 1;
   for (double sigma : {0.1, 0.3, 0.6, 1.0}) {
     s.variability.expert_load_sigma = sigma;
-    const auto r = run(s);
+    const auto r = simulate_step(s);
     const workload::ExpertLoad load = workload::expert_load(s, r.layout);
     const double ratio = workload::expected_capped_max(load.ranks, load.cv(), 1, 0);  // E[max / mean]
     double ep = 0;
@@ -200,5 +200,5 @@ TEST_CASE("Hot experts slow the step monotonically and expose EP time with the m
   // A capacity factor bounds the slowest rank's load: faster than dropless at the worst skew.
   const double dropless = previous_step;
   s.recipe.capacity_factor = 1.25;
-  CHECK(run(s).metrics.step_time_s < dropless);
+  CHECK(simulate_step(s).metrics.step_time_s < dropless);
 }

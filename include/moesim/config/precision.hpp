@@ -15,6 +15,10 @@ namespace moesim {
 //                  [NVFP4BlockScaling]; "fp4" is read as nvfp4
 enum class Precision { bf16, fp8, fp8_blockwise, mxfp8, nvfp4 };
 
+// Bytes per element of the unquantised formats that activations, gradients and optimizer states use.
+inline constexpr double kBf16Bytes = 2.0;
+inline constexpr double kFp32Bytes = 4.0;
+
 std::string_view to_string(Precision p);
 // Returns false when the name is not a precision.
 bool parse_precision(std::string_view name, Precision& out);
