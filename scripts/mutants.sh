@@ -75,15 +75,17 @@ esac
 if [ "$selection" != all ]; then
     changed=$(changed_files src include)
     # A changed test file may have weakened a test: the mutants its tags kill run too.
-    changed_tags=$(changed_files tests | grep '\.[ch]pp$' | while read -r f; do
-                     [ -f "$f" ] && grep -h 'TEST_CASE' "$f" | grep -o '\[[a-z_-]*\]'; done | sort -u)
+    changed_tags=$(changed_files tests | { grep '\.[ch]pp$' || true; } | while read -r f; do
+                     [ -f "$f" ] && { grep -h 'TEST_CASE' "$f" | grep -o '\[[a-z_-]*\]' || true; }; done | sort -u)
     share=$(( $(git rev-list --count HEAD 2>/dev/null || echo 0) % shares ))
     in_share=0; in_changed=0
     for i in "${!all_mutants[@]}"; do
       line=${all_mutants[$i]}; file=${line%% @@ *}
       filter=${line##* @@ }
       tag_changed=0
-      for tag in ${filter//,/ }; do grep -qxF -- "$tag" <<<"$changed_tags" && tag_changed=1; done
+      for tag in ${filter//,/ }; do
+        if grep -qxF -- "$tag" <<<"$changed_tags"; then tag_changed=1; fi
+      done
       if grep -qxF -- "$file" <<<"$changed" || [ "$tag_changed" = 1 ]; then
         selected+=("$line"); in_changed=$((in_changed + 1))
       elif [ "$selection" = ci ] && [ $((i % shares)) -eq "$share" ]; then
