@@ -168,7 +168,8 @@ void run(const Options& o) {
                                kernel == platform::EpKernel::dispatch);  // as the dispatchers' benchmarks run them
     r.hidden = o.hidden;
     r.routing = {o.experts, o.topk, o.groups, o.topk_groups > 0 ? o.topk_groups : o.groups};
-    const platform::EpExchangePlan p = platform::plan_ep_exchange(t, g, r, 0);
+    // Ranks split unevenly over domains: the busiest member's plan (the exchange ends with it).
+    const platform::EpExchangePlan p = platform::plan_ep_exchange_folded(t, g, r, 0);
     const double sim = simulated(o, t, g, p.load);
     const double secs = sim >= 0 ? sim : p.seconds;
     const double nvl_bw = p.logical_nvlink_bytes / secs, rdma_bw = p.logical_rdma_bytes / secs;

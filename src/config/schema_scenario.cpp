@@ -33,7 +33,9 @@ void describe_layout(Reader& r, LayoutSpec& l) {
   r.integer(key("tp", "tensor-parallel degree").optional().at_least(1), l.tp);
   r.integer(key("pp", "pipeline-parallel degree").optional().at_least(1), l.pp);
   r.integer(key("vpp", "virtual pipeline stages (model chunks) per pipeline rank").optional().at_least(1), l.vpp);
-  r.integer(key("ep", "expert-parallel degree").optional().at_least(1), l.ep);
+  r.integer(key("ep", "expert-parallel degree; an EP group spans NVLink domains as gpus_per_domain places its "
+                      "ranks").optional().at_least(1),
+            l.ep);
   r.integer(key("etp", "tensor-parallel degree inside an expert").optional().at_least(1), l.etp);
   r.integer(key("cp", "context-parallel degree").optional().at_least(1), l.cp);
   r.integer(key("dp", "data-parallel degree; 0 = derived as gpus / (tp * cp * pp)").optional().at_least(0), l.dp);
@@ -47,7 +49,13 @@ void describe_layout(Reader& r, LayoutSpec& l) {
                            "dualpipe (DeepSeek's, micro-batches from both ends, vpp = 1, two stage copies "
                            "per rank), dualpipev (DualPipe on a V, vpp = 2)").optional(),
            l.schedule, pipeline_schedule_names());
-  r.integer(key("gpus_per_domain", "GPUs used per NVLink domain; 0 = the whole domain").optional().at_least(0),
+  r.integer(key("gpus_per_domain",
+                "GPUs used per NVLink domain; 0 = the whole domain (72 on an NVL72 rack). Ranks fill the domains "
+                "in order, so with 0 an EP64 group lands as 64 GPUs of one rack, then 8 + 56 across two: an "
+                "uneven split, simulated (the 8 GPUs' NICs receive the most), but slower than 64, which keeps "
+                "every EP64 group inside one rack as the published GB200/GB300 runs do")
+                .optional()
+                .at_least(0),
             l.gpus_per_domain);
 }
 

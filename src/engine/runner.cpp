@@ -4,6 +4,7 @@
 
 #include <array>
 #include <chrono>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include <unordered_map>
 
 #include "breakdown.hpp"
+#include "moesim/config/error.hpp"
 #include "moesim/engine/simulate.hpp"
 #include "moesim/platform/collective.hpp"
 #include "moesim/platform/ep_dispatch.hpp"
@@ -115,12 +117,13 @@ class Simulation {
       for (int st = 0; st < workload::kStreams; ++st) {
         if (per_stream[st].empty()) continue;
         g.actors[st] = sg4::Actor::create(fmt::format("gpu{}-s{}", g.rank, st), platform_->host(g.rank),
-                                          [this, &g, ids = std::move(per_stream[st]), st]() { stream(g, ids, st); });
+                                          [this, &g, ids = std::move(per_stream[st]), st]() { guarded(g, ids, st); });
       }
     }
     for (const Gpu& g : gpus_) tasks_total_ += static_cast<long long>(g.program->tasks.size());
     last_report_ = std::chrono::steady_clock::now();
     engine->run();
+    if (failure_) std::rethrow_exception(failure_);
     if (opt_.on_progress) opt_.on_progress(SimProgress{activities_, tasks_total_, sg4::Engine::get_clock()});
 
     SimResult result;
@@ -182,6 +185,19 @@ class Simulation {
   }
 
   bool ready(const Gpu& g, const Task& t) const { return ready_after(g, t, -1); }
+
+  // No exception may leave an actor: SimGrid would print "Uncaught exception" and abort the
+  // whole process. The first one is kept and every other actor killed (the step cannot finish
+  // without this one); run() rethrows it once the engine returns. SimGrid's own kill exception is
+  // no std::exception and passes through.
+  void guarded(Gpu& g, const std::vector<int>& ids, int stream_index) {
+    try {
+      stream(g, ids, stream_index);
+    } catch (const std::exception&) {
+      if (!failure_) failure_ = std::current_exception();
+      sg4::Actor::kill_all();
+    }
+  }
 
   void stream(Gpu& g, const std::vector<int>& ids, int stream_index) {
     // Collectives of one stream run one after another and every member of a group issues them
@@ -313,7 +329,11 @@ class Simulation {
       const platform::EpExchangeRequest r = platform::one_exchange(
           ep_request_, t.ep_combine_kernel ? platform::EpKernel::combine : platform::EpKernel::dispatch, tokens,
           t.ep_token_bytes, workload::ep_carries_probabilities(t.activity));
-      const platform::EpExchangePlan e = platform::plan_ep_exchange(topo, group, r, g.rank);
+      // Folded: the representative stands for every member, so it runs the busiest one's plan
+      // where the group's NVLink domains are unequal (the same as its own where they are equal).
+      const platform::EpExchangePlan e = opt_.fidelity == platform::Fidelity::folded
+                                             ? platform::plan_ep_exchange_folded(topo, group, r, g.rank)
+                                             : platform::plan_ep_exchange(topo, group, r, g.rank);
       p.load = e.load;
       p.sms = r.dispatcher == platform::EpDispatcher::nccl_alltoall ? e.channels : r.sms;
       p.copies_per_token = e.copies_per_token;
@@ -357,6 +377,7 @@ class Simulation {
   std::unique_ptr<platform::Platform> platform_;
   std::unique_ptr<workload::Variation> variation_;
   std::unordered_map<std::string, sg4::BarrierPtr> barriers_;
+  std::exception_ptr failure_;  // the first exception an actor raised
   std::vector<Gpu> gpus_;
   std::vector<int> index_of_;
   std::vector<std::vector<std::uint8_t>> dependents_, message_waiters_;
@@ -369,10 +390,23 @@ class Simulation {
 
 SimResult simulate(const Scenario& s, const plan::Layout& l, const workload::StepProgram& program,
                    const Options& options) {
+  // A logic error inside the simulation (a group the platform cannot plan) is the layout's: it
+  // crosses to the parent as a marked message and becomes an explained error (exit 3), not a
+  // crashed child.
+  static const std::string kCannotPlan = "moesim-cannot-plan\n";
   const std::string wire = platform::run_isolated([&] {
-    Simulation sim(s, l, program, options);
-    return to_wire(sim.run());
+    try {
+      Simulation sim(s, l, program, options);
+      return to_wire(sim.run());
+    } catch (const std::logic_error& e) {
+      return kCannotPlan + e.what();
+    }
   });
+  if (wire.rfind(kCannotPlan, 0) == 0)
+    throw InfeasibleError("infeasible layout: the simulator cannot plan this layout's communication (" +
+                          wire.substr(kCannotPlan.size()) +
+                          "); change layout.ep, layout.tp or layout.gpus_per_domain so that each group's ranks "
+                          "divide its work (moesim plan shows the groups)");
   return from_wire(wire);
 }
 

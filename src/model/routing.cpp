@@ -1,5 +1,6 @@
 #include "moesim/model/routing.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -88,6 +89,31 @@ double expected_distinct_units(const RoutingShape& r, int experts_per_unit) {
                                 " experts and router groups of " + std::to_string(group_size) + " do not nest");
   }
   return DistinctUnits(shape, experts_per_unit).expected();
+}
+
+double probability_unit_hit(const RoutingShape& r, int experts_in_unit) {
+  if (r.top_k < 0 || r.top_k > r.experts || experts_in_unit < 0 || experts_in_unit > r.experts)
+    throw std::invalid_argument("probability_unit_hit: " + std::to_string(experts_in_unit) + " of " +
+                                std::to_string(r.experts) + " experts, top_k " + std::to_string(r.top_k));
+  // C(E - e, k) / C(E, k) = prod_{i < k} (E - e - i) / (E - i): the k experts all miss the unit.
+  double miss = 1.0;
+  for (int i = 0; i < r.top_k && miss > 0; ++i)
+    miss *= std::max(0.0, static_cast<double>(r.experts - experts_in_unit - i)) / (r.experts - i);
+  return 1.0 - miss;
+}
+
+double expected_distinct_units_uneven(const RoutingShape& r, const std::vector<int>& experts_in_unit) {
+  long long total = 0;
+  for (int e : experts_in_unit) {
+    if (e <= 0) throw std::invalid_argument("expected_distinct_units_uneven: a unit of " + std::to_string(e) + " experts");
+    total += e;
+  }
+  if (total != r.experts)
+    throw std::invalid_argument("expected_distinct_units_uneven: units of " + std::to_string(total) +
+                                " experts in all, the routing has " + std::to_string(r.experts));
+  double sum = 0;
+  for (int e : experts_in_unit) sum += probability_unit_hit(r, e);
+  return sum;
 }
 
 double expected_distinct_ranks(const RoutingShape& r, int ep) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "collective_load.hpp"
 
@@ -69,11 +70,49 @@ double distinct_units(const model::RoutingShape& r, int ep, int ranks_per_unit) 
   }
 }
 
+// A group split unevenly over NVLink domains (an EP64 group on 72-GPU racks: 56 + 8, or 8 + 56):
+// domain u holds members[u] x E/ep experts and a token hits it with the hypergeometric chance of
+// uniform top-k (model::probability_unit_hit; the group limit is ignored, as distinct_units does
+// where units and groups do not nest). A member sends one RDMA copy per other domain its token
+// hits, and receives its share of the copies the other domains' members send to its own domain,
+// which for the members of a small domain is more than they send; its NIC is busy for the larger
+// of the two directions. Which part of that leaves the leaf group: the hit domains' (sending) or
+// the senders' (receiving).
+struct UnevenDomains {
+  double domains_per_token = 0;  // distinct destination domains, the own one included
+  double nic_per_token = 0;      // RDMA copies per routed token through the member's NIC, busier direction
+  double spine_fraction = 0;
+};
+
+UnevenDomains uneven_domains(const detail::GroupLayout& l, const model::RoutingShape& r, int member) {
+  UnevenDomains out;
+  const int own = l.domain_index[static_cast<std::size_t>(member)];
+  const int own_members = l.domain_members_count[static_cast<std::size_t>(own)];
+  double sent = 0, sent_spine = 0, own_hit = 0;
+  for (int u = 0; u < l.domains; ++u) {
+    const double p = model::probability_unit_hit(r, r.experts / l.size * l.domain_members_count[static_cast<std::size_t>(u)]);
+    out.domains_per_token += p;
+    if (u == own) {
+      own_hit = p;
+      continue;
+    }
+    sent += p;
+    if (l.domain_leaf_group[static_cast<std::size_t>(u)] != l.domain_leaf_group[static_cast<std::size_t>(own)]) sent_spine += p;
+  }
+  // Senders are the members of the other domains, each as likely to hit this domain; they spread
+  // their copies for it over its members (the same local index, modulo its size).
+  const double received = own_hit * (l.size - own_members) / own_members;
+  out.nic_per_token = std::max(sent, received);
+  out.spine_fraction = sent >= received ? (sent > 0 ? sent_spine / sent : 0.0) : l.spine_fraction_of_peers(member);
+  return out;
+}
+
 // Where it carries them, HybridEP sends each token copy with an FP32 probability row over the
 // experts of one NVLink domain, NUM_OF_EXPERTS_PER_RANK x NUM_OF_RANKS_PER_NODE (HEP:
 // hybrid_ep_backend.cuh, the load thread's probability copy, the store threads' copy of it to each
 // destination, the RDMA write of it to each node); DeepEP's and NCCL's routing metadata is left
-// out (under 2 % of a token).
+// out (under 2 % of a token). NUM_OF_RANKS_PER_NODE is one constant of the kernel: where the
+// group's domains hold unequal numbers of members, the largest (its buffers fit every domain).
 double routing_bytes_per_copy(const EpExchangeRequest& r, int ep, int domain_members) {
   if (r.dispatcher != EpDispatcher::hybridep || !r.probabilities) return 0.0;
   return 4.0 * r.routing.experts / ep * domain_members;
@@ -122,16 +161,26 @@ EpExchangePlan plan_ep_exchange(const Topology& t, const Group& g, const EpExcha
   if (n > 1 && r.dispatcher == EpDispatcher::nccl_alltoall) {
     plan = nccl_plan(t, g, l, r, rank);
   } else if (n > 1) {
+    // k: the members of the own domain; every domain's when they are equal.
     const int k = l.members_in_domain_of(member);
     const int d = l.domains;
+    const bool uneven = l.min_per_domain != l.max_per_domain;
     const EpKernelRates& rates = r.kernel == EpKernel::dispatch ? r.rates.dispatch : r.rates.combine;
     plan.copies_per_token = distinct_units(r.routing, n, 1);
-    plan.domains_per_token = distinct_units(r.routing, n, k);
+    UnevenDomains split;
+    if (uneven) {
+      split = uneven_domains(l, r.routing, member);
+      plan.domains_per_token = split.domains_per_token;
+    } else {
+      plan.domains_per_token = distinct_units(r.routing, n, k);
+    }
     plan.two_hop = d > 1;
     TierLoad& load = plan.load;
     // A copy stays on the GPU when the destination (inside the domain) or the forwarder (across
-    // domains) is the sender itself: 1/k of the (token, GPU) pairs by symmetry.
-    const double wire_bytes = r.token_bytes + routing_bytes_per_copy(r, n, k);
+    // domains) is the sender itself: 1/k of the (token, GPU) pairs by symmetry. With unequal
+    // domains too, k the own domain's members: the domain receives k/n of the copies of all n
+    // members' tokens and its k members forward them, 1/k of them to themselves.
+    const double wire_bytes = r.token_bytes + routing_bytes_per_copy(r, n, l.max_per_domain);
     load.nvlink_bytes = r.tokens * plan.copies_per_token * (k - 1) / k * wire_bytes;
     load.nvlink_steps = k > 1 ? 1 : 0;
     double nvlink_rate = t.nvlink_bytes_per_s * rates.nvlink_efficiency;
@@ -146,17 +195,33 @@ EpExchangePlan plan_ep_exchange(const Topology& t, const Group& g, const EpExcha
       nvlink_rate = std::min(nvlink_rate, r.sms * rates.forward_sm_bytes_per_s);
     load.nvlink_bytes_per_s = nvlink_rate;
     if (d > 1) {
-      load.nic_bytes = r.tokens * plan.domains_per_token * (d - 1) / d * wire_bytes;
+      if (uneven) load.nic_bytes = r.tokens * split.nic_per_token * wire_bytes;
+      else load.nic_bytes = r.tokens * plan.domains_per_token * (d - 1) / d * wire_bytes;
       load.nic_steps = 1;
       load.nic_bytes_per_s = detail::port_nic_rate(t) * rates.rdma_efficiency;
-      // Destination domains are alike: those in other leaf groups climb to the spine.
-      detail::split_spine(load, l.spine_fraction_of_domains(member));
+      // Equal destination domains are alike: those in other leaf groups climb to the spine.
+      detail::split_spine(load, uneven ? split.spine_fraction : l.spine_fraction_of_domains(member));
     }
     plan.logical_nvlink_bytes = r.tokens * plan.copies_per_token * r.token_bytes;
     plan.logical_rdma_bytes = d > 1 ? r.tokens * plan.domains_per_token * r.token_bytes : 0;
   }
   plan.seconds = tier_seconds(t, plan.load);
   return plan;
+}
+
+EpExchangePlan plan_ep_exchange_folded(const Topology& t, const Group& g, const EpExchangeRequest& r, int rank) {
+  const detail::GroupLayout l = detail::analyse_group(t, g);
+  if (l.min_per_domain == l.max_per_domain) return plan_ep_exchange(t, g, r, rank);
+  (void)l.member(rank);  // throws for a rank outside the group, as plan_ep_exchange does
+  // Members of one domain share its size and leaf group, so one per domain stands for them all.
+  EpExchangePlan busiest;
+  bool first = true;
+  for (const std::vector<int>& members : l.domain_members) {
+    EpExchangePlan p = plan_ep_exchange(t, g, r, l.ranks[static_cast<std::size_t>(members.front())]);
+    if (first || p.seconds > busiest.seconds) busiest = std::move(p);
+    first = false;
+  }
+  return busiest;
 }
 
 }  // namespace moesim::platform

@@ -61,7 +61,7 @@ class RankPricing {
     const platform::EpExchangeRequest r = platform::one_exchange(
         ep_request_, item.ep_combine_kernel ? platform::EpKernel::combine : platform::EpKernel::dispatch,
         item.ep_tokens, item.ep_token_bytes, probabilities);
-    const double s = platform::plan_ep_exchange(topo_, groups_[static_cast<int>(GroupRole::ep)], r, rank_).seconds;
+    const double s = platform::plan_ep_exchange_folded(topo_, groups_[static_cast<int>(GroupRole::ep)], r, rank_).seconds;
     ep_cache_.emplace(key, s);
     return s;
   }

@@ -7,6 +7,8 @@
 // the E experts form G equal groups of consecutive experts; a token first keeps its M best
 // groups, then its top-k experts among those groups' experts. Experts are laid out on the EP
 // ranks in order, so a GPU (or a node) holds a block of consecutive experts.
+#include <vector>
+
 #include "moesim/config/specs.hpp"
 
 namespace moesim::model {
@@ -39,6 +41,17 @@ RoutingShape routing_shape(const ModelSpec& m);
 // Throws std::invalid_argument when experts_per_unit does not divide E, or (with a group limit)
 // units and groups do not nest (a unit inside a group or whole groups inside a unit).
 double expected_distinct_units(const RoutingShape& r, int experts_per_unit);
+
+// Units of unequal sizes (an EP group split unevenly over NVLink domains: 56 and 8 of an EP64
+// group on 72-GPU racks): unit u holds experts_in_unit[u] consecutive experts, the sizes summing
+// to E. A token's k experts are taken as a uniform k-subset (hypergeometric): unit u is hit with
+// probability 1 - C(E - e_u, k) / C(E, k) (probability_unit_hit), and the expected distinct units
+// is the sum of those. The group limit is ignored here, as expected_distinct_units' callers do
+// where units and groups do not nest: it concentrates a token on fewer units, so this overstates
+// the copies slightly. Throws std::invalid_argument when the sizes are not positive or do not sum
+// to E, or the routing is inconsistent (top_k outside 0..E).
+double probability_unit_hit(const RoutingShape& r, int experts_in_unit);
+double expected_distinct_units_uneven(const RoutingShape& r, const std::vector<int>& experts_in_unit);
 
 // Distinct EP ranks per token (E/ep experts per rank) and distinct nodes, when each node holds
 // `ranks_per_node` consecutive EP ranks.

@@ -85,4 +85,11 @@ EpExchangeRequest one_exchange(EpExchangeRequest shared, EpKernel kernel, double
 // group, negative sizes, or a routing whose experts do not divide over the group.
 EpExchangePlan plan_ep_exchange(const Topology& t, const Group& ep_group, const EpExchangeRequest& r, int rank);
 
+// The plan a folded representative runs for its EP group: its own (plan_ep_exchange) when the
+// group's NVLink domains hold equal numbers of members; else the busiest member's, the one whose
+// exchange takes longest on an idle platform (the members of a small domain receive more RDMA
+// copies than they send): the exchange ends when its slowest member does, which the full
+// fidelity waits for and the folded one, simulating one member, would otherwise miss.
+EpExchangePlan plan_ep_exchange_folded(const Topology& t, const Group& ep_group, const EpExchangeRequest& r, int rank);
+
 }  // namespace moesim::platform
