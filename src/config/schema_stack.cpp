@@ -39,16 +39,18 @@ void describe_support(Reader& r, StackSupport& s) {
 }
 
 void describe_kernel(Reader& r, EpKernelSpec& k) {
-  r.number(key("nvlink_efficiency", "fraction of the NVLink port the kernel reaches when the link binds").above(0).at_most(1),
+  r.number(efficiency_key("nvlink_efficiency", "fraction of the NVLink port the kernel reaches when the link binds"),
            k.nvlink_efficiency);
-  r.number(key("sm_gbytes_per_s", "NVLink bytes one of the kernel's SMs moves per second when its SMs bind; 0 = "
-                                  "they never bind")
+  r.number(key("sm_gbytes_per_s", "NVLink bytes one of the kernel's SMs moves per second when its SMs bind, "
+                                  "where no per-copy law applies (across NVLink domains, or sm_copy_ns_per_peer 0: "
+                                  "inside one domain the per-copy law is the SM limit instead); 0 = they never bind")
                .in("GB/s", 1e9)
                .at_least(0)
                .at_most(1e4),
            k.sm_bytes_per_s);
   r.number(key("sm_copy_ns_per_peer", "SM time of each copy the kernel issues (token, probabilities, scales) "
-                                      "per NVLink peer it writes to; 0 = not modelled")
+                                      "per NVLink peer it writes to, inside one NVLink domain, where it replaces "
+                                      "sm_gbytes_per_s; 0 = not modelled")
                .in("ns", 1e-9)
                .at_least(0)
                .at_most(1e4)
@@ -62,7 +64,7 @@ void describe_kernel(Reader& r, EpKernelSpec& k) {
                .at_most(1e4)
                .optional(),
            k.forward_sm_bytes_per_s);
-  r.number(key("rdma_efficiency", "fraction of the NIC the kernel's RDMA copies reach").above(0).at_most(1),
+  r.number(efficiency_key("rdma_efficiency", "fraction of the NIC the kernel's RDMA copies reach"),
            k.rdma_efficiency);
 }
 

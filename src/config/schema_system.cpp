@@ -33,15 +33,14 @@ void describe_fabric(Reader& r, FabricSpec& f) {
 void describe_nccl(Reader& r, NcclSpec& n) {
   r.choice(key("arch", "GPU architecture whose NCCL tuning tables apply (latencies, per-channel caps)"), n.arch,
            {"hopper", "blackwell"});
-  r.number(key("nvlink_efficiency", "fraction of the NVLink port a ring or point-to-point transfer reaches with "
-                                    "the Simple protocol (nccl-tests bus bandwidth / link rate)")
-               .above(0).at_most(1),
+  r.number(efficiency_key("nvlink_efficiency", "fraction of the NVLink port a ring or point-to-point transfer "
+                                               "reaches with the Simple protocol (nccl-tests bus bandwidth / link rate)"),
            n.nvlink_efficiency);
-  r.number(key("nvls_efficiency", "fraction of the NVLink port an NVLS (NVLink SHARP) collective reaches; 0 = the "
-                                  "switches have no NVLS")
-               .at_least(0).at_most(1),
+  r.number(efficiency_key("nvls_efficiency", "fraction of the NVLink port an NVLS (NVLink SHARP) collective reaches; "
+                                             "0 = the switches have no NVLS")
+               .or_exactly(0),
            n.nvls_efficiency);
-  r.number(key("net_efficiency", "fraction of the NIC a Simple-protocol transfer reaches").above(0).at_most(1),
+  r.number(efficiency_key("net_efficiency", "fraction of the NIC a Simple-protocol transfer reaches"),
            n.net_efficiency);
   r.integer(key("channels", "CTAs (one SM each) a ring, tree or point-to-point collective runs on").at_least(1).at_most(64),
             n.channels);

@@ -70,10 +70,18 @@ std::vector<Variant> layout_variants(const Scenario& s) {
     ep.layout.ep *= 2;
     out.push_back({fmt::format("ep {} -> {}", s.layout.ep, ep.layout.ep), ep});
   }
-  if (s.training.micro_batch > 1) {
+  return out;
+}
+
+// Every smaller micro-batch, largest first (memory falls with it, throughput usually too): halving
+// alone skipped 1 from 4 when 2 did not fit. Those whose layout cannot be built (the global batch
+// not a multiple of micro-batch x DP) are skipped by measure().
+std::vector<Variant> micro_batch_variants(const Scenario& s) {
+  std::vector<Variant> out;
+  for (int smaller = s.training.micro_batch - 1; smaller >= 1; --smaller) {
     Scenario mb = s;
-    mb.training.micro_batch /= 2;
-    out.push_back({fmt::format("micro_batch {} -> {}", s.training.micro_batch, mb.training.micro_batch), mb});
+    mb.training.micro_batch = smaller;
+    out.push_back({fmt::format("micro_batch {} -> {}", s.training.micro_batch, smaller), mb});
   }
   return out;
 }
@@ -130,6 +138,10 @@ FitReport suggest_fits(const Scenario& s, const RunOptions& options) {
     }
   }
   for (const auto& v : layout_variants(s)) consider(v);
+  // The largest smaller micro-batch that fits is simulated; the smaller ones fit too, and are
+  // not simulated (each would cost a run).
+  for (const auto& v : micro_batch_variants(s))
+    if (consider(v)) break;
   report.not_tried.push_back(
       "optimizer offload to the CPU (Megatron's --optimizer-cpu-offload): its host transfers and CPU Adam are not "
       "modelled");

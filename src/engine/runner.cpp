@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <exception>
@@ -37,6 +38,14 @@ struct PlannedCollective {
   double copies_per_token = 0;   // EP exchanges
   double domains_per_token = 0;
 };
+
+// Of the `seconds` a compute task takes, those its kernels keep the GPU busy: its launch-bound
+// excess and the optimizer left out, as the breakdown's compute_s leaves them out.
+double kernel_seconds(const Task& t, double seconds) {
+  if (t.activity == workload::Activity::optimizer) return 0;
+  return seconds - std::min(std::max(0.0, t.seconds - t.gpu_seconds), seconds);
+}
+
 // What identifies a collective's plan on one GPU: (group role, kind, bytes, EP tokens, EP token
 // bytes, EP combine kernel, EP probabilities carried).
 using PlanKey = std::tuple<int, int, double, double, double, bool, bool>;
@@ -61,6 +70,7 @@ struct Gpu {
   std::array<platform::Group, 4> groups;  // by GroupRole
   std::vector<int> pp_peers;              // global rank of each pipeline rank of its pipeline
   bool observed = false;
+  double kernel_work_s = 0;  // kernel_seconds of its compute tasks, summed as they run
   std::vector<TaskInterval> intervals;
   std::map<PlanKey, PlannedCollective> plans;  // the few distinct collectives it runs, planned once
   Traffic traffic;
@@ -138,6 +148,7 @@ class Simulation {
       st.replicas = l_.world / l_.pp;
       for (const TaskInterval& iv : g.intervals) st.finish_s = std::max(st.finish_s, iv.end_s);
       st.breakdown = attribute_time(*g.program, g.intervals, result.step_time_s);
+      st.mean_busy_share = mean_busy_share(g);
       st.traffic = g.traffic;
       if (opt_.record_timeline) st.timeline = std::move(g.intervals);
       result.stages.push_back(std::move(st));
@@ -163,6 +174,27 @@ class Simulation {
         if (t.wait_message.id >= 0) message_waiters_[p][t.wait_message.id] |= bit;
       }
     }
+  }
+
+  // The kernel time of an average GPU among those observed GPU `g` stands for, over g's own. Full
+  // fidelity: the mean of its stage's GPUs, each its own draws. Folded: the mean GPU's expected
+  // time, where g takes the expected slowest (charging every GPU g's overstated the energy).
+  double mean_busy_share(const Gpu& g) const {
+    if (g.kernel_work_s <= 0) return 1;
+    double mean_work = 0;
+    if (opt_.fidelity == platform::Fidelity::full) {
+      int members = 0;
+      for (const Gpu& other : gpus_)
+        if (other.pp_rank == g.pp_rank) {
+          mean_work += other.kernel_work_s;
+          ++members;
+        }
+      mean_work /= members;
+    } else {
+      for (const Task& t : g.program->tasks)
+        if (t.kind == TaskKind::compute) mean_work += kernel_seconds(t, variation_->mean_compute_seconds(t));
+    }
+    return mean_work / g.kernel_work_s;
   }
 
   // Looks at the wall clock every 4,096 tasks only: cheap beside a task's own cost.
@@ -235,12 +267,15 @@ class Simulation {
   std::size_t run_compute_chain(Gpu& g, const std::vector<int>& ids, std::size_t first) {
     const auto& tasks = g.program->tasks;
     double seconds = variation_->compute_seconds(g.rank, g.pp_rank, ids[first], tasks[ids[first]]);
+    g.kernel_work_s += kernel_seconds(tasks[ids[first]], seconds);
     std::size_t last = first;
     while (last + 1 < ids.size() && (*g.dependents)[ids[last]] == 0) {
       const int next = ids[last + 1];
       const Task& n = tasks[next];
       if (n.kind != TaskKind::compute || !ready_after(g, n, ids[last])) break;
-      seconds += variation_->compute_seconds(g.rank, g.pp_rank, next, n);
+      const double next_seconds = variation_->compute_seconds(g.rank, g.pp_rank, next, n);
+      seconds += next_seconds;
+      g.kernel_work_s += kernel_seconds(n, next_seconds);
       ++last;
     }
     if (seconds > 0) sg4::this_actor::execute(seconds * platform_->host(g.rank)->get_speed());
@@ -265,6 +300,7 @@ class Simulation {
     switch (t.kind) {
       case TaskKind::compute: {
         const double seconds = variation_->compute_seconds(g.rank, g.pp_rank, id, t);
+        g.kernel_work_s += kernel_seconds(t, seconds);
         if (seconds > 0) sg4::this_actor::execute(seconds * host->get_speed());
         return;
       }

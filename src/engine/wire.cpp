@@ -16,6 +16,7 @@ std::string to_wire(const SimResult& r) {
   for (const StageResult& s : r.stages) {
     nlohmann::json st = {{"pp_rank", s.pp_rank}, {"observed_rank", s.observed_rank},
                          {"replicas", s.replicas}, {"finish_s", s.finish_s},
+                         {"mean_busy_share", s.mean_busy_share},
                          {"breakdown", s.breakdown}, {"traffic", s.traffic}};
     nlohmann::json tl = nlohmann::json::array();
     for (const TaskInterval& iv : s.timeline) tl.push_back({iv.task, iv.start_s, iv.end_s});
@@ -37,6 +38,7 @@ SimResult from_wire(const std::string& text) {
     s.observed_rank = st.at("observed_rank");
     s.replicas = st.at("replicas");
     s.finish_s = st.at("finish_s");
+    s.mean_busy_share = st.at("mean_busy_share");
     s.breakdown = st.at("breakdown").get<Breakdown>();
     s.traffic = st.at("traffic").get<Traffic>();
     for (const auto& iv : st.at("timeline")) s.timeline.push_back({iv[0], iv[1], iv[2]});

@@ -186,6 +186,9 @@ EpExchangePlan plan_ep_exchange(const Topology& t, const Group& g, const EpExcha
     double nvlink_rate = t.nvlink_bytes_per_s * rates.nvlink_efficiency;
     // The per-copy law is measured inside one NVLink domain; across domains the kernel is another
     // (RDMA senders and NVLink forwarders), and its SMs bind per byte where a rate is given.
+    // Inside a domain the per-copy law replaces the per-byte rate rather than adding to it: both
+    // model the same SMs' limit (HybridEP's two are fitted to one measurement, 32 ranks on 16
+    // SMs), so binding both would count that limit twice (docs/scenarios.md says so).
     const double sm_s = d == 1 ? sm_seconds(r, rates, plan.copies_per_token, k) : 0;
     if (sm_s > 0 && load.nvlink_bytes > 0) nvlink_rate = std::min(nvlink_rate, load.nvlink_bytes / sm_s);
     else if (rates.sm_bytes_per_s > 0 && r.sms > 0) nvlink_rate = std::min(nvlink_rate, r.sms * rates.sm_bytes_per_s);

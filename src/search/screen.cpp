@@ -46,15 +46,24 @@ Screened from_json(const json& j) {
 
 }  // namespace
 
+// A number of the candidate's own (a stand-alone run of digits) becomes N, so that candidates
+// breaking one rule share a reason; digits that are part of a name ("1F1B", "FP8", "GB300") stay:
+// the rule read "interleaved NFNB needs ...".
 std::string reason_key(const std::string& category, const std::string& rule_text) {
+  const auto is_letter = [&](std::size_t at) {
+    return at < rule_text.size() && std::isalpha(static_cast<unsigned char>(rule_text[at]));
+  };
   std::string out = category + ": ";
   for (std::size_t i = 0; i < rule_text.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(rule_text[i]))) {
       out += rule_text[i];
       continue;
     }
-    out += 'N';
-    while (i + 1 < rule_text.size() && std::isdigit(static_cast<unsigned char>(rule_text[i + 1]))) ++i;
+    std::size_t end = i;
+    while (end < rule_text.size() && std::isdigit(static_cast<unsigned char>(rule_text[end]))) ++end;
+    const bool in_name = (i > 0 && is_letter(i - 1)) || is_letter(end);
+    out += in_name ? rule_text.substr(i, end - i) : "N";
+    i = end - 1;
   }
   return out;
 }

@@ -65,6 +65,7 @@ void Variation::prepare_folded(const StepProgram& program) {
     }
   const Moments routed = load_.balanced ? Moments{} : capped_moments(load_.cv(), load_.capacity);
   const double routed_cv = routed.mean > 0 ? routed.sd / routed.mean : 0.0;
+  routed_mean_ = routed.mean;
   folded_factor_.resize(program.stages.size());
   // Stages repeat the same stretches (same group and spread; in an expected run the same slowest
   // GPU too), so each distinct query is integrated once for the whole program.
@@ -167,6 +168,12 @@ double Variation::compute_seconds(int rank, int pp_rank, int task, const Task& t
                             ? gpu_factor(rank, task, t)
                             : folded_factor_[static_cast<std::size_t>(pp_rank)][static_cast<std::size_t>(task)];
   return std::max(0.0, t.seconds + t.gpu_seconds * (factor - 1));
+}
+
+double Variation::mean_compute_seconds(const Task& t) const {
+  if (!active_) return t.seconds;
+  const double mean = t.routed && !load_.balanced ? routed_mean_ : 1.0;
+  return std::max(0.0, t.seconds + t.gpu_seconds * (mean - 1));
 }
 
 double Variation::ep_load_factor(int rank, const Task& t) const {

@@ -25,8 +25,8 @@ struct FitReport {
 
 // The candidates: recompute modules Megatron offers that the recipe does not already use (one
 // at a time, cheapest first, then accumulated, then full recompute), twice the pipeline
-// stages, twice the expert parallelism, half the micro-batch. Candidates whose layout cannot
-// be built are skipped.
+// stages, twice the expert parallelism, every smaller micro-batch down to the largest that fits.
+// Candidates whose layout cannot be built are skipped.
 FitReport suggest_fits(const Scenario& s, const RunOptions& options);
 
 }  // namespace moesim::driver

@@ -71,6 +71,10 @@ struct StageResult {
   int replicas = 0;              // GPUs that behave like it
   double finish_s = 0;
   Breakdown breakdown;
+  // Kernel time of an average GPU of those it stands for, as a share of its own (its compute_s):
+  // folded, the mean GPU's expected over the expected slowest's (below 1 with variability);
+  // full, the mean of the stage's GPUs' over the observed one's. The energy charges it.
+  double mean_busy_share = 1;
   Traffic traffic;
   std::vector<TaskInterval> timeline;  // when Options::record_timeline
 };

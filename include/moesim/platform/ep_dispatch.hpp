@@ -35,7 +35,9 @@ enum class EpKernel { dispatch, combine };
 // What one kernel of a deduplicating dispatcher reaches.
 struct EpKernelRates {
   double nvlink_efficiency = 1.0;  // fraction of the NVLink port when the link binds
-  double sm_bytes_per_s = 0;       // NVLink bytes one of its SMs moves per second; 0 = SMs never bind
+  // NVLink bytes one of its SMs moves per second; 0 = SMs never bind. Inside one NVLink domain a
+  // per-copy law (sm_copy_seconds_per_peer), where given, is the SM limit instead of it.
+  double sm_bytes_per_s = 0;
   double rdma_efficiency = 1.0;    // fraction of the NIC (its spine share) for RDMA copies
   // SM time of each copy the kernel issues, per NVLink peer (HybridEP: its store and load threads
   // issue one TMA copy per token, probability row and scale block, and each costs more the more

@@ -40,6 +40,10 @@ class Variation {
   // Seconds compute task `task` (its index in the program of pipeline rank `pp_rank`) takes on
   // `rank`.
   double compute_seconds(int rank, int pp_rank, int task, const Task& t) const;
+  // Seconds the same task takes on an average GPU of the stage: mean speed, mean jitter, mean
+  // routed tokens (folded: what each GPU the representative stands for is busy, where the
+  // representative itself takes the expected slowest; the energy charges it).
+  double mean_compute_seconds(const Task& t) const;
   // How much more than the mean EP exchange `t` moves for `rank`: an EP all-to-all scales with
   // the larger of what the rank sends and receives (its routed tokens against the mean); 1 for
   // anything else.
@@ -63,6 +67,7 @@ class Variation {
   std::vector<int> ep_group_, ep_member_;
   std::vector<std::vector<double>> folded_factor_;  // folded: per pp rank, per task
   double folded_ep_bytes_factor_ = 1;
+  double routed_mean_ = 1;  // a routed task's mean time factor (capped tokens); 1 when balanced
 };
 
 }  // namespace moesim::workload
