@@ -5,12 +5,15 @@
 
 #include "command_files.hpp"
 #include "commands.hpp"
+#include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
 #include "moesim/search/result.hpp"
 #include "moesim/search/writers.hpp"
+#include "moesim/sweep/from_runs.hpp"
 #include "moesim/sweep/plot.hpp"
 #include "moesim/sweep/result.hpp"
 #include "moesim/sweep/writers.hpp"
+#include "shared_options.hpp"
 
 namespace moesim::cli {
 
@@ -20,6 +23,7 @@ struct MergeArgs {
   std::vector<std::string> inputs;
   std::string output;
   bool plot = false;
+  GateOptions gates;
 };
 
 // A search's shard directory holds search.json; a sweep's, sweep.json.
@@ -34,6 +38,9 @@ bool is_search(const std::string& input) {
 }
 
 void merge_searches(const MergeArgs& a) {
+  if (const std::string gate = a.gates.given(); !gate.empty())
+    throw ConfigError(gate, "$", "no CI gate on a search's merge (a search ranks candidates; gate a run or a sweep of "
+                                 "the layout it finds)");
   CommandFiles files;
   for (const std::string& in : a.inputs)
     files.input(std::filesystem::is_directory(in) ? std::filesystem::path(in) / "search.json" : std::filesystem::path(in),
@@ -63,8 +70,10 @@ void add_merge_command(CLI::App& app) {
   cmd->add_option("-o,--output", a->output, "Directory for the merged results (sweep.json ... or search.json ...)")->required();
   cmd->add_flag("--plot", a->plot, "Sweeps: also draw plots (PNG and SVG) with gnuplot into the output directory "
                                    "(a search's plot is always drawn)");
+  add_gate_options(cmd, a->gates, "a point of a series (rows equal on every axis but the GPU-count one)");
   cmd->callback([a] {
     if (is_search(a->inputs.front())) return merge_searches(*a);
+    const driver::Gates gates = a->gates.gates();
     CommandFiles files;
     for (const std::string& in : a->inputs)
       files.input(std::filesystem::is_directory(in) ? std::filesystem::path(in) / "sweep.json" : std::filesystem::path(in),
@@ -75,6 +84,8 @@ void add_merge_command(CLI::App& app) {
     std::vector<sweep::SweepResult> parts;
     for (const std::string& in : a->inputs) parts.push_back(sweep::read_result(in));
     const sweep::SweepResult r = sweep::merge_results(parts);
+    // The merged sweep is whole: every series has its reference point (docs/sweeps.md).
+    require_whole_series(gates, !r.gpu_column.empty(), false, "the merged sweep " + r.name);
     try {
       sweep::write_outputs(a->output, r);
     } catch (const std::exception& e) {
@@ -82,6 +93,7 @@ void add_merge_command(CLI::App& app) {
     }
     fmt::print(stderr, "{0}\nwrote {1}/sweep.json, {1}/sweep.csv, {1}/sweep.md\n", sweep::status_summary(r), a->output);
     if (a->plot) fmt::print(stderr, "{}\n", sweep::draw_plots(a->output, r).message);
+    enforce_gates(gates, sweep::gate_points(r));  // as sweep does: the outputs first, then the verdict
   });
 }
 

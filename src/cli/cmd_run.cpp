@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <climits>
+#include <optional>
 #include <sstream>
 
 #include "command_files.hpp"
@@ -17,6 +18,7 @@
 #include "moesim/sweep/samples.hpp"
 #include "moesim/sweep/worker_pool.hpp"
 #include "moesim/sweep/writers.hpp"
+#include "moesim/util/terminal_text.hpp"
 #include "shared_options.hpp"
 
 namespace moesim::cli {
@@ -75,8 +77,14 @@ std::string attribution_text(const std::vector<driver::AttributionStep>& steps, 
 // gates see the same rows a sweep with --samples would write.
 void run_samples(const std::vector<Scenario>& points, int samples, int jobs, driver::RunOptions ro,
                  const std::string& format, const std::string& output, bool gpu_series,
-                 const driver::Gates& gates) {
+                 const driver::Gates& gates, bool with_progress) {
   ro.engine.sampled = true;
+  // A bar of seeds on a terminal, a line every few seconds with --progress; nothing on stdout.
+  constexpr double kSeedLinesEvery_s = 5.0;
+  std::optional<batch::Progress> progress;
+  if (with_progress)
+    progress.emplace(static_cast<long long>(points.size()) * samples, "run", "seeds",
+                     batch::Progress::stderr_is_terminal(), stderr, kSeedLinesEvery_s);
   std::vector<std::vector<nlohmann::json>> runs(points.size());
   std::vector<std::vector<sweep::Json>> rows(points.size());
   std::string failure;
@@ -97,9 +105,14 @@ void run_samples(const std::vector<Scenario>& points, int samples, int jobs, dri
           runs[static_cast<std::size_t>(point)].push_back(j.at("run"));
           rows[static_cast<std::size_t>(point)].push_back(sweep::Json::parse(j.at("row").get<std::string>()));
         }
+      },
+      [&] {
+        if (progress) progress->tick();
       });
+  if (progress) progress->finish();
   if (!failure.empty()) throw std::runtime_error(failure);
-  for (const auto& w : runs.front().front().at("warnings")) fmt::print(stderr, "warning: {}\n", w.get<std::string>());
+  for (const auto& w : runs.front().front().at("warnings"))
+    fmt::print(stderr, "warning: {}\n", util::terminal_safe(w.get<std::string>()));
   const sweep::SweepResult result = sweep::sampled_rows_as_result(rows, points.front().name, gpu_series);
   std::string text;
   if (format == "csv") {
@@ -185,7 +198,8 @@ void add_run_command(CLI::App& app) {
     }
     const std::vector<Scenario> scenarios = a->gpus.empty() ? std::vector<Scenario>{base} : series(base, a->gpus);
     if (a->samples > 1) {
-      run_samples(scenarios, a->samples, a->jobs, ro, a->format, a->output, !a->gpus.empty(), a->gates.gates());
+      run_samples(scenarios, a->samples, a->jobs, ro, a->format, a->output, !a->gpus.empty(), a->gates.gates(),
+                  show_progress(a->quiet, a->progress));
       return;
     }
     std::vector<driver::RunResult> points;
@@ -193,7 +207,7 @@ void add_run_command(CLI::App& app) {
       ro.engine.on_progress = progress.hook(s.name);
       points.push_back(driver::run_scenario(s, ro));
       progress.done();
-      for (const auto& w : points.back().warnings) fmt::print(stderr, "warning: {}\n", w);
+      for (const auto& w : points.back().warnings) fmt::print(stderr, "warning: {}\n", util::terminal_safe(w));
     }
     const sweep::SweepResult rows = sweep::runs_as_result(points, !a->gpus.empty());
     std::string text;

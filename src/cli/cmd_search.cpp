@@ -13,6 +13,7 @@
 #include "moesim/search/run.hpp"
 #include "moesim/search/writers.hpp"
 #include "moesim/sweep/row.hpp"
+#include "shared_options.hpp"
 
 namespace moesim::cli {
 
@@ -21,7 +22,7 @@ namespace {
 struct SearchArgs {
   std::string search, output, shard, configs, format = "table", fidelity = "folded", compare_systems;
   int jobs = 0, simulate = -1;
-  bool quiet = false;
+  bool quiet = false, progress = false;
 };
 
 std::vector<std::string> split_systems(const std::string& text) {
@@ -45,9 +46,21 @@ std::string formatted(const search::SearchResult& r, const std::string& format) 
   return search::result_table(r);
 }
 
-// Progress on stderr: the screening's outcome, then one line (or a bar) per simulation.
+// Progress on stderr: the screening (a bar on a terminal, a line every few seconds with
+// --progress), its outcome, then one line (or a bar) per simulation.
 struct SearchProgress {
-  SearchProgress(bool quiet, const std::string& label) : quiet_(quiet), label_(label) {}
+  SearchProgress(bool quiet, bool screening_shown, const std::string& label)
+      : quiet_(quiet), screening_shown_(screening_shown), label_(label) {}
+
+  void screening(int done, int total, int candidates) {
+    if (quiet_ || !screening_shown_) return;
+    constexpr double kLinesEvery_s = 5.0;
+    if (!screening_bar_)
+      screening_bar_.emplace(total, fmt::format("search{}: screening {} candidates", label_, candidates), "slices",
+                             batch::Progress::stderr_is_terminal(), stderr, kLinesEvery_s);
+    screening_bar_->tick();
+    if (done == total) screening_bar_->finish();
+  }
 
   void screened(const search::SearchResult& r, int simulations) {
     if (quiet_) return;
@@ -70,15 +83,16 @@ struct SearchProgress {
   }
 
  private:
-  bool quiet_;
+  bool quiet_, screening_shown_;
   std::string label_;
-  std::optional<batch::Progress> bar_;
+  std::optional<batch::Progress> screening_bar_, bar_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-search::SearchResult run_with_progress(const search::SearchSpec& spec, search::SearchOptions o, bool quiet,
+search::SearchResult run_with_progress(const search::SearchSpec& spec, search::SearchOptions o, const SearchArgs& a,
                                        const std::string& label) {
-  SearchProgress progress(quiet, label);
+  SearchProgress progress(a.quiet, show_progress(a.quiet, a.progress), label);
+  o.on_screening = [&](int done, int total, int candidates) { progress.screening(done, total, candidates); };
   o.on_screened = [&](const search::SearchResult& r) {
     int mine = 0;
     for (int k = 0; k < static_cast<int>(r.plan.size()); ++k) mine += !o.shard || o.shard->owns(k) ? 1 : 0;
@@ -113,7 +127,7 @@ void run_comparison(const SearchArgs& a, const search::SearchSpec& spec, const s
   std::vector<search::SearchResult> results;
   for (const std::string& system : split_systems(a.compare_systems)) {
     const search::SearchSpec one = search::on_system(spec, system);
-    results.push_back(run_with_progress(one, o, a.quiet, " [" + system + "]"));
+    results.push_back(run_with_progress(one, o, a, " [" + system + "]"));
     if (!a.output.empty()) write(std::filesystem::path(a.output) / system, results.back());
   }
   const std::string table = search::comparison_table(results);
@@ -145,6 +159,8 @@ void add_search_command(CLI::App& app) {
                   "Run the search on each of these systems (comma-separated names in configs/systems/) and show "
                   "the best of each side by side");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  cmd->add_flag("--progress", a->progress, "Progress of the screening even when stderr is not a terminal (CI logs: "
+                                           "a line every few seconds)");
   cmd->add_option("--configs", a->configs, "configs/ directory (default: found from the base scenario)");
   cmd->add_option("--fidelity", a->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
       ->check(CLI::IsMember({"folded", "full"}));
@@ -168,7 +184,7 @@ void add_search_command(CLI::App& app) {
     files.refuse_clashes();
 
     if (!a->compare_systems.empty()) return run_comparison(*a, spec, o);
-    const search::SearchResult r = run_with_progress(spec, o, a->quiet, "");
+    const search::SearchResult r = run_with_progress(spec, o, *a, "");
     emit(formatted(r, a->format), "");
     if (!a->output.empty()) write(a->output, r);
     if (const int errors = error_rows(r); errors > 0)

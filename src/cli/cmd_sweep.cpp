@@ -37,7 +37,7 @@ void add_sweep_command(CLI::App& app) {
   struct Args {
     std::string sweep, output, shard, configs, fidelity = "folded";
     int jobs = 0, samples = 1;
-    bool plot = false, quiet = false, resume = false;
+    bool plot = false, quiet = false, resume = false, progress = false;
     GateOptions gates;
   };
   auto a = std::make_shared<Args>();
@@ -55,6 +55,8 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_flag("--resume", a->resume, "Continue an interrupted sweep from the finished points kept in the output "
                                        "directory (sweep.rows.jsonl)")->needs(output);
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  cmd->add_flag("--progress", a->progress, "With --samples, also a line every few seconds as seeds finish when "
+                                           "stderr is not a terminal (CI logs; a terminal shows a bar of seeds)");
   cmd->add_option("--configs", a->configs, "configs/ directory (default: found from each base scenario)");
   cmd->add_option("--fidelity", a->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
       ->check(CLI::IsMember({"folded", "full"}));
@@ -62,18 +64,13 @@ void add_sweep_command(CLI::App& app) {
   cmd->callback([a] {
     const sweep::SweepSpec spec = sweep::load_sweep(a->sweep);
     const driver::Gates gates = a->gates.gates();
-    if (gates.min_scaling_efficiency && !spec.gpu_axis())
-      throw ConfigError("--min-scaling-efficiency", "$", "a sweep with a GPU-count axis ({\"gpus\": [...]}); " +
-                                                            a->sweep + " has none");
     sweep::SweepOptions o;
     o.jobs = a->jobs;
     o.samples = a->samples;
     o.configs_dir = a->configs;
     o.fidelity = a->fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded;
     if (!a->shard.empty()) o.shard = sweep::parse_shard(a->shard);
-    if (gates.min_scaling_efficiency && o.shard)
-      throw ConfigError("--min-scaling-efficiency", "$", "the whole sweep, not one shard (a series' reference point "
-                                                         "may be in another shard): gate the merged result instead");
+    require_whole_series(gates, spec.gpu_axis() != nullptr, o.shard.has_value(), a->sweep);
 
     // Before any work: no output may overwrite the sweep file, a scenario or a config it reads.
     const std::vector<std::filesystem::path> inputs = sweep::input_files(spec, o);
@@ -102,10 +99,14 @@ void add_sweep_command(CLI::App& app) {
     int mine = 0;
     for (const sweep::Point& p : sweep::expand(spec))
       mine += (!o.shard || o.shard->owns(p.index)) && !o.finished.count(p.index) ? 1 : 0;
-    sweep::Progress progress(mine, spec.axis_columns(), sweep::Progress::stderr_is_terminal());
+    sweep::Progress progress(mine, spec.axis_columns(), sweep::Progress::stderr_is_terminal(), stderr, o.samples,
+                             a->progress);
     o.on_point = [&](const sweep::Json& row) {
       if (journal) journal->append(row);
       if (!a->quiet) progress.point_done(row);
+    };
+    o.on_seed = [&] {
+      if (!a->quiet) progress.seed_done();
     };
 
     const sweep::SweepResult r = sweep::run_sweep(spec, o);

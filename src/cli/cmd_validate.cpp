@@ -1,7 +1,9 @@
 // moesim validate: every published run reproduced, with the error; --format markdown writes
-// docs/validation.md. Exits 1 while a predicted (not fitted) row is outside +-5 %
-// (driver::validation_failures).
+// docs/validation.md, --format json the rows and the summary for scripts. Exits 1 while a
+// predicted (not fitted) row is outside +-5 % (driver::validation_failures).
 #include <fmt/format.h>
+
+#include <optional>
 
 #include "command_files.hpp"
 #include "commands.hpp"
@@ -10,36 +12,6 @@
 #include "shared_options.hpp"
 
 namespace moesim::cli {
-
-namespace {
-
-std::string text_report(const driver::Validation& v) {
-  std::string text = fmt::format("{:<28}{:>11}{:>11}{:>9}  {}\n", "run", "published", "moesim", "error", "status");
-  for (const auto& r : v.runs)
-    text += fmt::format("{:<28}{:>11.1f}{:>11.1f}{:>8.1f}%  {}{}\n", r.published.id, r.published.tflops_per_gpu,
-                        r.simulated_tflops, 100 * r.relative_error, driver::to_string(r.status),
-                        r.fit_reason.empty() ? "" : " (" + r.fit_reason + ")");
-  text += fmt::format("predicted rows inside +-{:.0f} %: {} of {}; mean |error| {:.1f} %, max {:.1f} %\n",
-                      100 * driver::kValidationTolerance, v.predicted_inside(), v.predicted(),
-                      100 * v.mean_abs_error(), 100 * v.max_abs_error());
-  text += fmt::format("GB200 history gains: correlation {:.2f}, RMS difference {:.3f}\n", v.history_gain_correlation,
-                      v.history_gain_rms);
-  for (const auto& p : v.pairs)
-    text += fmt::format("GB300/GB200 {} / {}: moesim {:.3f}, published {:.3f}\n", p.gb300_id, p.gb200_id,
-                        p.simulated_ratio, p.published_ratio);
-  text += fmt::format("scaling {} -> {} GPUs: {:.1f} % (published {:.1f} %)\n", v.scaling.from_gpus, v.scaling.to_gpus,
-                      100 * v.scaling.efficiency, 100 * v.scaling.published);
-  for (const auto& e : v.experiments)
-    text += fmt::format("gap experiment: {} ({})\n", e.supports ? "supports" : "rejects", e.experiment.explanation);
-  for (const auto& r : v.schedules.rows)
-    text += fmt::format("{} on {}: bubble {:.2f} s (Table 2 formula {:.2f} s), {} chunks in flight (Table 2: {}), "
-                        "{:.1f} GB per GPU{}\n",
-                        r.schedule, v.schedules.scenario_file, r.simulated_bubble_s, r.formula_bubble_s,
-                        r.inflight_chunks, r.table_activations, r.memory_bytes / 1e9, r.fits ? "" : " (does not fit)");
-  return text;
-}
-
-}  // namespace
 
 void add_validate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("validate", "Reproduce every published run and report the errors (exit 1 when a "
@@ -52,6 +24,7 @@ void add_validate_command(CLI::App& app) {
     std::string experiments = root + "/configs/gap-experiments.json";
     std::string schedules = root + "/scenarios/deepseek-v3-h800-dualpipe.json";
     std::string format = "table", output, configs;
+    bool explain = false, quiet = false, progress = false;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--scenarios", a->dir, "Folder of published scenarios");
@@ -61,7 +34,11 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--fitted", a->fitted, "Registry of fitted parameters (paths in it are relative to --root; \"\": none)");
   cmd->add_option("--experiments", a->experiments, "Gap explanations and their experiments (\"\": none)");
   cmd->add_option("--root", a->root, "Repository root the registry's paths are relative to");
-  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"table", "markdown"}));
+  cmd->add_option("--format", a->format, "Output format (json: the rows and the summary, for scripts)")
+      ->check(CLI::IsMember({"table", "markdown", "json"}));
+  cmd->add_flag("--explain", a->explain, "Table: print each gap experiment's explanation (a paragraph) under its line");
+  cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  cmd->add_flag("--progress", a->progress, "Progress on stderr even when it is not a terminal (CI logs)");
   cmd->add_option("-o,--output", a->output, "Write to this file instead of stdout");
   cmd->add_option("--configs", a->configs, "configs/ directory");
   cmd->callback([a] {
@@ -81,8 +58,23 @@ void add_validate_command(CLI::App& app) {
     files.output(a->output, "--output");
     files.refuse_clashes();
 
-    const driver::Validation v = driver::validate(inputs, ro);
-    emit(a->format == "markdown" ? driver::validation_markdown(v) : text_report(v), a->output);
+    // One step per published run, scaling variant, experiment...: a bar on a terminal, a line
+    // per step with --progress; stderr only, so the outputs are the same either way.
+    std::optional<batch::Progress> bar;
+    driver::ValidationProgress progress;
+    if (show_progress(a->quiet, a->progress)) {
+      progress.start = [&](int total) {
+        bar.emplace(total, "validate", "steps", batch::Progress::stderr_is_terminal());
+      };
+      progress.step_done = [&](const std::string& what) { bar->job_done(what); };
+    }
+    const driver::Validation v = driver::validate(inputs, ro, progress);
+    if (bar) bar->finish();
+    std::string text;
+    if (a->format == "markdown") text = driver::validation_markdown(v);
+    else if (a->format == "json") text = driver::validation_json(v).dump(2) + "\n";
+    else text = driver::validation_text(v, a->explain);
+    emit(text, a->output);
     if (const auto failures = driver::validation_failures(v); !failures.empty())
       throw GateFailure(fmt::format("validation failed: {}", fmt::join(failures, "\nvalidation failed: ")));
   });

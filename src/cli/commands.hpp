@@ -23,7 +23,8 @@ struct OutputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Prints `text` to stdout, or writes it atomically to `output` when given.
+// Prints `text` to stdout, or writes it atomically to `output` when given, with control
+// characters other than newline and tab escaped (util::terminal_safe).
 void emit(const std::string& text, const std::string& output);
 
 }  // namespace moesim::cli

@@ -10,11 +10,17 @@
 
 #include "commands.hpp"
 #include "moesim/config/error.hpp"
+#include "moesim/util/terminal_text.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"moesim: simulate MoE pre-training steps on GB300/GB200 NVL72 and HGX clusters"};
   app.set_version_flag("--version", std::string("moesim ") + MOESIM_VERSION);
   app.require_subcommand(1);
+  // A message may quote a value from the command line or a file: its control characters are
+  // shown, not obeyed by the terminal (util::terminal_safe).
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    return moesim::util::terminal_safe(CLI::FailureMessage::simple(a, e));
+  });
   moesim::cli::add_plan_command(app);
   moesim::cli::add_run_command(app);
   moesim::cli::add_schema_command(app);
@@ -34,17 +40,19 @@ int main(int argc, char** argv) {
   } catch (const moesim::ConfigError& e) {
     // Options (--gpus, --output) are not configuration keys: no pointer to the key reference.
     const bool option = !e.file().empty() && e.file()[0] == '-';
-    fmt::print(stderr, "error: {}\n{}", e.what(), option ? "" : "  (see docs/scenarios.md for every key)\n");
+    fmt::print(stderr, "error: {}\n{}", moesim::util::terminal_safe(e.what()),
+               option ? "" : "  (see docs/scenarios.md for every key)\n");
     return 2;
   } catch (const moesim::InfeasibleError& e) {
     const bool layout = std::string_view(e.what()).rfind("infeasible layout", 0) == 0;
-    fmt::print(stderr, "error: {}\n{}", e.what(), layout ? "  (see docs/scenarios.md, section layout)\n" : "");
+    fmt::print(stderr, "error: {}\n{}", moesim::util::terminal_safe(e.what()),
+               layout ? "  (see docs/scenarios.md, section layout)\n" : "");
     return 3;
   } catch (const moesim::cli::OutputError& e) {
-    fmt::print(stderr, "error: {}\n", moesim::bounded_message(e.what()));
+    fmt::print(stderr, "error: {}\n", moesim::util::terminal_safe(moesim::bounded_message(e.what())));
     return 4;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", moesim::bounded_message(e.what()));
+    fmt::print(stderr, "error: {}\n", moesim::util::terminal_safe(moesim::bounded_message(e.what())));
     return 1;
   }
   return 0;

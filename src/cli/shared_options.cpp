@@ -4,7 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "moesim/config/error.hpp"
 #include "moesim/util/atomic_file.hpp"
+#include "moesim/util/terminal_text.hpp"
 
 namespace moesim::cli {
 
@@ -16,18 +22,57 @@ driver::Gates GateOptions::gates() const {
   return g;
 }
 
+std::string GateOptions::given() const {
+  for (const CLI::Option* o : {min_eff_opt, max_step_opt, min_tflops_opt})
+    if (o && o->count() > 0) return o->get_name();
+  return "";
+}
+
+namespace {
+
+// A threshold a gate can be checked against: a finite number in [low, high]. NaN compares false
+// with everything, so `--min-tflops nan` would pass every point; CLI::Range lets NaN through.
+CLI::Validator gate_threshold(double low, double high, const std::string& meaning) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool number = !text.empty() && end == text.c_str() + text.size() && errno == 0;
+        if (number && std::isfinite(v) && v >= low && v <= high) return "";
+        return fmt::format("a finite number from {} to {} ({}), got \"{}\": a gate that cannot be checked would "
+                           "pass every point", low, high, meaning, util::terminal_safe(text));
+      },
+      fmt::format("FLOAT in [{} - {}]", low, high));
+}
+
+}  // namespace
+
 void add_gate_options(CLI::App* cmd, GateOptions& g, const std::string& efficiency_scope) {
   g.min_eff_opt = cmd->add_option("--min-scaling-efficiency", g.min_scaling_efficiency,
                                   "CI gate: exit 1 when " + efficiency_scope +
                                       " keeps less than this fraction of the first point's per-GPU throughput (e.g. 0.97)")
-                      ->check(CLI::Range(0.0, 2.0));
+                      ->check(gate_threshold(0.0, 2.0, "a fraction of the first point's per-GPU throughput"));
   g.max_step_opt = cmd->add_option("--max-step-time", g.max_step_time_s,
                                    "CI gate: exit 1 when a point's step time exceeds this many seconds")
-                       ->check(CLI::Range(0.0, 1e9));
+                       ->check(gate_threshold(0.0, 1e9, "seconds"));
   g.min_tflops_opt = cmd->add_option("--min-tflops", g.min_tflops,
                                      "CI gate: exit 1 when a point's model TFLOP/s per GPU is below this")
-                         ->check(CLI::Range(0.0, 1e6));
+                         ->check(gate_threshold(0.0, 1e6, "model TFLOP/s per GPU"));
 }
+
+void require_whole_series(const driver::Gates& gates, bool has_gpu_axis, bool one_shard, const std::string& what) {
+  if (!gates.min_scaling_efficiency) return;
+  if (!has_gpu_axis)
+    throw ConfigError("--min-scaling-efficiency", "$",
+                      "a sweep with a GPU-count axis ({\"gpus\": [...]}); " + what + " has none");
+  if (one_shard)
+    throw ConfigError("--min-scaling-efficiency", "$",
+                      "the whole sweep, not one shard (a series' reference point may be in another shard): gate the "
+                      "merged result instead (moesim merge SHARD... -o DIR --min-scaling-efficiency F)");
+}
+
+bool show_progress(bool quiet, bool forced) { return !quiet && (forced || batch::Progress::stderr_is_terminal()); }
 
 void enforce_gates(const driver::Gates& gates, const std::vector<driver::GatePoint>& points) {
   const std::vector<std::string> failures = driver::gate_failures(gates, points);
@@ -47,7 +92,7 @@ SimulationProgress::~SimulationProgress() {
 std::function<void(const engine::SimProgress&)> SimulationProgress::hook(const std::string& label) const {
   if (fd_ < 0) return {};
   constexpr double kLineEvery_s = 5.0;  // plain lines in logs, not a flood
-  return [fd = fd_, terminal = terminal_, start = start_, quiet_first_s = quiet_first_s_, label,
+  return [fd = fd_, terminal = terminal_, start = start_, quiet_first_s = quiet_first_s_, label = util::terminal_safe(label),
           last = -1.0](const engine::SimProgress& p) mutable {
     const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (elapsed_s < quiet_first_s || (!terminal && last >= 0 && elapsed_s - last < kLineEvery_s)) return;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "moesim/batch/progress.hpp"
 #include "moesim/driver/gates.hpp"
 #include "moesim/engine/simulate.hpp"
 
@@ -22,11 +23,19 @@ struct GateOptions {
   double min_scaling_efficiency = 0, max_step_time_s = 0, min_tflops = 0;
   CLI::Option *min_eff_opt = nullptr, *max_step_opt = nullptr, *min_tflops_opt = nullptr;
   driver::Gates gates() const;
+  std::string given() const;  // the first gate option given ("--min-tflops"), "" for none
 };
 // `what` names the scope of --min-scaling-efficiency ("each point of --gpus", "each series").
 void add_gate_options(CLI::App* cmd, GateOptions& g, const std::string& efficiency_scope);
-// GateFailure listing every miss; nothing when all pass.
+// ConfigError (exit 2) when --min-scaling-efficiency is given on a result without a GPU-count
+// axis (`what` names it) or on one shard (a series' reference may be in another).
+void require_whole_series(const driver::Gates& gates, bool has_gpu_axis, bool one_shard, const std::string& what);
+// GateFailure listing every miss, and every point that did not run; nothing when all pass.
 void enforce_gates(const driver::Gates& gates, const std::vector<driver::GatePoint>& points);
+
+// Whether the progress of a batch (validate's steps, search's screening, --samples' seeds) is
+// shown: when stderr is a terminal, or with --progress (CI logs); never with -q.
+bool show_progress(bool quiet, bool forced);
 
 // Simulation progress on stderr for runs longer than about 2 s: redrawn in place on a
 // terminal, one line every few seconds otherwise. Off with -q and, without --progress, when

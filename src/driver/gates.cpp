@@ -9,7 +9,18 @@ std::vector<std::string> gate_failures(const Gates& gates, const std::vector<Gat
   const auto missing = [&](const GatePoint& p, const char* what, const char* option) {
     out.push_back(fmt::format("{}: no {} to check against {} (the point has no result)", p.name, what, option));
   };
+  const auto options = [&] {
+    std::vector<std::string> o;
+    if (gates.min_scaling_efficiency) o.emplace_back("--min-scaling-efficiency");
+    if (gates.max_step_time_s) o.emplace_back("--max-step-time");
+    if (gates.min_tflops_per_gpu) o.emplace_back("--min-tflops");
+    return fmt::format("{}", fmt::join(o, ", "));
+  }();
   for (const GatePoint& p : points) {
+    if (gates.any() && !p.not_run.empty()) {
+      out.push_back(fmt::format("{}: did not run ({}), so {} cannot be checked", p.name, p.not_run, options));
+      continue;
+    }
     if (const auto& min = gates.min_scaling_efficiency) {
       if (!p.scaling_efficiency) missing(p, "scaling efficiency", "--min-scaling-efficiency");
       else if (*p.scaling_efficiency < *min)

@@ -175,9 +175,9 @@ ExperimentResult run_experiment(const GapExperiment& g, const Validation& v, con
   return out;
 }
 
-// The record layout at 1x, 2x and 4x its GPUs under each variability source alone, the default
-// mix, SINHA's most variable cluster, and realistic routing: what each contributes to the loss.
-std::vector<ScalingVariant> scaling_sensitivity(const Scenario& record, const RunOptions& options) {
+// The record layout under each variability source alone, the default mix, SINHA's most
+// variable cluster, and realistic routing (not yet simulated).
+std::vector<ScalingVariant> sensitivity_variants(const Scenario& record) {
   const VariabilitySpec d = record.variability;
   std::vector<ScalingVariant> variants;
   const auto add = [&](std::string label, double speed, double jitter, bool balanced) {
@@ -196,6 +196,13 @@ std::vector<ScalingVariant> scaling_sensitivity(const Scenario& record, const Ru
   // SINHA: "max 22%": the most variable cluster, 0.22 / (4 x 1.349).
   add("GPU speed of SINHA's most variable cluster (cv 4.1 %)", 0.22 / (4 * 1.349), d.kernel_jitter_cv, true);
   add("default, routing not force-balanced (expert_load_sigma of the model)", d.gpu_speed_cv, d.kernel_jitter_cv, false);
+  return variants;
+}
+
+// Each variant at 1x, 2x and 4x the record's GPUs: what each source contributes to the loss.
+std::vector<ScalingVariant> scaling_sensitivity(const Scenario& record, const RunOptions& options,
+                                                const std::function<void(const std::string&)>& step_done) {
+  std::vector<ScalingVariant> variants = sensitivity_variants(record);
   for (ScalingVariant& v : variants) {
     Scenario s = record;
     s.variability = v.variability;
@@ -204,6 +211,7 @@ std::vector<ScalingVariant> scaling_sensitivity(const Scenario& record, const Ru
     v.step_time_s = base.metrics.step_time_s;
     v.efficiency_mid = run_scenario(scaled_to(s, 2 * s.gpus), options).metrics.tflops_per_gpu / base.metrics.tflops_per_gpu;
     v.efficiency = run_scenario(scaled_to(s, 4 * s.gpus), options).metrics.tflops_per_gpu / base.metrics.tflops_per_gpu;
+    step_done("scaling sensitivity: " + v.label);
   }
   return variants;
 }
@@ -230,13 +238,28 @@ std::vector<std::string> validation_failures(const Validation& v) {
   return out;
 }
 
-Validation validate(const ValidationInputs& in, const RunOptions& options) {
+Validation validate(const ValidationInputs& in, const RunOptions& options, const ValidationProgress& progress) {
   Validation v;
   if (!in.fitted_file.empty()) v.fitted = read_fitted(in.fitted_file, in.repo_root);
+  const std::vector<fs::path> published = published_scenarios(in.published_dir);
+  const Scenario record = config::load_scenario(in.record_scenario, config::LoadOptions{options.configs_dir});
+  const std::vector<GapExperiment> experiments =
+      in.experiments_file.empty() ? std::vector<GapExperiment>{} : read_experiments(in.experiments_file);
+  // Steps: each published file, the record's scaling, each sensitivity variant, the memory,
+  // the schedules, each gap experiment.
+  if (progress.start)
+    progress.start(static_cast<int>(published.size() + 2 + sensitivity_variants(record).size() + experiments.size()) +
+                   (in.schedules_scenario.empty() ? 0 : 1));
+  const auto step_done = [&](const std::string& what) {
+    if (progress.step_done) progress.step_done(what);
+  };
   std::map<std::string, std::string> ids;  // id -> file, to refuse a duplicate
-  for (const auto& f : published_scenarios(in.published_dir)) {
+  for (const auto& f : published) {
     const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir});
-    if (!s.published || s.published->tflops_per_gpu <= 0) continue;
+    if (!s.published || s.published->tflops_per_gpu <= 0) {
+      step_done(f.filename().string() + ": no published throughput");
+      continue;
+    }
     if (const auto [it, fresh] = ids.emplace(s.published->id, f.filename().string()); !fresh)
       throw ConfigError(f.string(), "$.published.id", "an id no other published scenario has; " + it->second + " has \"" +
                                                           s.published->id + "\" too");
@@ -247,26 +270,30 @@ Validation validate(const ValidationInputs& in, const RunOptions& options) {
     row.simulated_tflops = row.result.metrics.tflops_per_gpu;
     row.relative_error = row.simulated_tflops / row.published.tflops_per_gpu - 1;
     row.status = std::abs(row.relative_error) <= kValidationTolerance ? RowStatus::ok : RowStatus::outside;
+    step_done(fmt::format("{}: {:.1f} TFLOP/s per GPU, published {:.1f}", row.published.id, row.simulated_tflops,
+                          row.published.tflops_per_gpu));
     v.runs.push_back(std::move(row));
   }
   label_fits(v.runs, v.fitted, in.fitted_file);
   history(v);
   hardware_pairs(v);
 
-  const Scenario record = config::load_scenario(in.record_scenario, config::LoadOptions{options.configs_dir});
   const RunResult small = run_scenario(record, options);
   const RunResult large = run_scenario(scaled_to(record, 4 * record.gpus), options);
   v.scaling.from_gpus = record.gpus;
   v.scaling.to_gpus = 4 * record.gpus;
   v.scaling.efficiency = large.metrics.tflops_per_gpu / small.metrics.tflops_per_gpu;
-  v.scaling.sensitivity = scaling_sensitivity(record, options);
+  step_done(fmt::format("scaling {} -> {} GPUs", v.scaling.from_gpus, v.scaling.to_gpus));
+  v.scaling.sensitivity = scaling_sensitivity(record, options, step_done);
   v.memory = validate_memory(v.runs, in.published_dir.parent_path() / "memory", options);
-  if (!in.schedules_scenario.empty()) v.schedules = compare_schedules(in.schedules_scenario, options);
-
-  if (!in.experiments_file.empty()) {
-    const auto experiments = read_experiments(in.experiments_file);
-    for (std::size_t i = 0; i < experiments.size(); ++i)
-      v.experiments.push_back(run_experiment(experiments[i], v, in.experiments_file, i, options));
+  step_done("memory");
+  if (!in.schedules_scenario.empty()) {
+    v.schedules = compare_schedules(in.schedules_scenario, options);
+    step_done("pipeline schedules");
+  }
+  for (std::size_t i = 0; i < experiments.size(); ++i) {
+    v.experiments.push_back(run_experiment(experiments[i], v, in.experiments_file, i, options));
+    step_done(fmt::format("gap experiment {} of {}", i + 1, experiments.size()));
   }
   return v;
 }

@@ -79,7 +79,10 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& options) {
   const Scenario base = base_scenario(spec, options);
   const std::vector<Candidate> candidates = enumerate(resolve_space(spec, base));
   const int jobs = options.jobs > 0 ? options.jobs : batch::available_cores();
-  const std::vector<Screened> screened = screen_all(base, candidates, calibration(base, options), jobs);
+  const auto on_chunk = [&](int done, int total) {
+    if (options.on_screening) options.on_screening(done, total, static_cast<int>(candidates.size()));
+  };
+  const std::vector<Screened> screened = screen_all(base, candidates, calibration(base, options), jobs, on_chunk);
 
   SearchResult r;
   r.name = spec.name;

@@ -9,6 +9,7 @@
 #include "moesim/search/space.hpp"
 #include "moesim/sweep/row.hpp"
 #include "moesim/util/atomic_file.hpp"
+#include "moesim/util/terminal_text.hpp"
 
 namespace moesim::search {
 
@@ -236,8 +237,8 @@ batch::PlotOutcome write_outputs(const std::filesystem::path& dir, const SearchR
   std::filesystem::create_directories(dir, ec);
   if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
   util::write_file_atomically(dir / "search.json", result_json_text(r));
-  util::write_file_atomically(dir / "search.csv", result_csv(r));
-  util::write_file_atomically(dir / "search.md", result_markdown(r));
+  util::write_file_atomically(dir / "search.csv", util::terminal_safe(result_csv(r)));
+  util::write_file_atomically(dir / "search.md", util::terminal_safe(result_markdown(r)));
   return batch::draw_with_gnuplot(dir, plot_files(r), "plot.gp", plot_images(),
                                   "no plot: no candidate has a simulated result", gnuplot);
 }

@@ -6,6 +6,16 @@ namespace moesim::sweep {
 
 namespace {
 
+// A reason's first line, cut to a length that keeps one gate line per point readable.
+std::string first_line(const std::string& reason) {
+  constexpr std::size_t kShown = 240;
+  std::string line = reason.substr(0, reason.find('\n'));
+  if (line.size() <= kShown) return line;
+  std::size_t cut = kShown;  // not inside a UTF-8 character
+  while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+  return line.substr(0, cut) + "...";
+}
+
 SweepResult series_result(const std::string& name, int points, bool gpu_series) {
   SweepResult r;
   r.name = name;
@@ -46,9 +56,14 @@ SweepResult sampled_rows_as_result(const std::vector<std::vector<Json>>& seed_ro
 std::vector<driver::GatePoint> gate_points(const SweepResult& r) {
   std::vector<driver::GatePoint> out;
   for (const Json& row : r.rows) {
-    if (!has_status(row, kStatusOk)) continue;
     driver::GatePoint p;
     p.name = r.axis_columns.empty() ? plain_value(row["scenario"]) : point_name(r.axis_columns, row);
+    if (p.name.empty()) p.name = "point " + plain_value(row["index"]);  // a point that failed before it had a name
+    if (!has_status(row, kStatusOk)) {
+      p.not_run = plain_value(row["status"]) + ": " + first_line(plain_value(row["reason"]));
+      out.push_back(std::move(p));
+      continue;
+    }
     // The pessimistic end of an interval where there is one (--samples), else the value.
     const auto pick = [&](const char* key, int end) -> std::optional<double> {
       const Json& ci = row[std::string(key) + "_ci95"];

@@ -82,7 +82,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     result.rows[static_cast<std::size_t>(k)] = std::move(row);
   };
   run_samples_in_workers(static_cast<int>(mine.size()), samples,
-                         options.jobs > 0 ? options.jobs : available_cores(), job, done);
+                         options.jobs > 0 ? options.jobs : available_cores(), job, done, options.on_seed);
   for (Json& row : rows) result.rows.push_back(std::move(row));
   std::stable_sort(result.rows.begin(), result.rows.end(),
                    [](const Json& a, const Json& b) { return a["index"].get<int>() < b["index"].get<int>(); });

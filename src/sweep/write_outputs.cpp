@@ -5,6 +5,7 @@
 #include "moesim/sweep/plot.hpp"
 #include "moesim/sweep/writers.hpp"
 #include "moesim/util/atomic_file.hpp"
+#include "moesim/util/terminal_text.hpp"
 
 namespace moesim::sweep {
 
@@ -13,8 +14,8 @@ void write_outputs(const std::filesystem::path& dir, const SweepResult& r) {
   std::filesystem::create_directories(dir, ec);
   if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
   util::write_file_atomically(dir / "sweep.json", result_json_text(r));
-  util::write_file_atomically(dir / "sweep.csv", result_csv(r));
-  util::write_file_atomically(dir / "sweep.md", result_markdown(r));
+  util::write_file_atomically(dir / "sweep.csv", util::terminal_safe(result_csv(r)));
+  util::write_file_atomically(dir / "sweep.md", util::terminal_safe(result_markdown(r)));
 }
 
 std::vector<std::string> output_file_names(bool plots) {

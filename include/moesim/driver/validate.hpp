@@ -5,6 +5,7 @@
 // the GB200 history's gains, the GB300/GB200 ratios and the weak-scaling claim are compared too;
 // each gap explanation (configs/gap-experiments.json) is tested by its experiment.
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -127,7 +128,15 @@ struct Validation {
 // The *.json files of `published_dir`, sorted by name.
 std::vector<std::filesystem::path> published_scenarios(const std::filesystem::path& published_dir);
 
-Validation validate(const ValidationInputs& inputs, const RunOptions& options);
+// Progress of a validation (it takes a while): `start(total)` once the steps are known (each
+// published file, the record's scaling, each sensitivity variant, the memory, the schedules,
+// each gap experiment), then `step_done(what)` as each ends. Either may be empty.
+struct ValidationProgress {
+  std::function<void(int total)> start;
+  std::function<void(const std::string& what)> step_done;
+};
+
+Validation validate(const ValidationInputs& inputs, const RunOptions& options, const ValidationProgress& progress = {});
 
 // What fails `moesim validate` (exit 1): one line per predicted (not fitted) row outside the
 // tolerance. Empty when the validation passes. The one place that decides it (the history, the
@@ -138,6 +147,14 @@ std::vector<std::string> validation_failures(const Validation& v);
 // read_fitted also checks that each location still holds the recorded value.
 std::vector<FittedParameter> read_fitted(const std::filesystem::path& file, const std::filesystem::path& repo_root);
 std::vector<GapExperiment> read_experiments(const std::filesystem::path& file);
+
+// `moesim validate`'s table: a line per row, the summary, the history, the ratios, the scaling,
+// a line per gap experiment (its explanation only with `explain`), the schedules.
+std::string validation_text(const Validation& v, bool explain);
+// `moesim validate --format json`: the rows (name, file, published, simulated, error as a
+// fraction, status ok/outside/fit, fit_reason) and the summary (with what fails validate), then
+// the history, pairs, scaling, gap experiments and schedules. A function of `v` alone.
+nlohmann::ordered_json validation_json(const Validation& v);
 
 // docs/validation.md: summary, table, history, pairs, fits, gap experiments, the record step.
 std::string validation_markdown(const Validation& v);

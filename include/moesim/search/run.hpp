@@ -22,6 +22,9 @@ struct SearchOptions {
   // Called in this process: once the candidates are screened (result header filled, no rows
   // yet), and as each simulation finishes (completion order).
   std::function<void(const SearchResult&)> on_screened;
+  // Called in this process as slices of the candidates are screened: done of total slices, and
+  // how many candidates there are in all (progress of a long screening).
+  std::function<void(int done, int total, int candidates)> on_screening;
   std::function<void(const Json& row)> on_simulated;
 };
 

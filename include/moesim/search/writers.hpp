@@ -18,7 +18,8 @@ std::string result_table(const SearchResult& r);      // the terminal's ranked t
 // search.json, search.csv, search.md, then the plot's script, data and images.
 std::vector<std::string> output_file_names();
 
-// Writes search.json, search.csv and search.md into `dir` (created if missing), each atomically,
+// Writes search.json, search.csv and search.md into `dir` (created if missing), each atomically
+// (the CSV and Markdown with control characters escaped, util::terminal_safe),
 // and the throughput-vs-memory plot (drawn when gnuplot is installed). std::runtime_error naming
 // the file when one cannot be written.
 batch::PlotOutcome write_outputs(const std::filesystem::path& dir, const SearchResult& r,

@@ -20,8 +20,8 @@ Point series_point(int index, int gpus, bool gpu_series);
 SweepResult sampled_rows_as_result(const std::vector<std::vector<Json>>& seed_rows, const std::string& name,
                                    bool gpu_series);
 
-// The rows with a result ("ok"), as the gates see them; invalid and infeasible points are
-// reported by the sweep's summary, not gated. With --samples the gates see the pessimistic end
+// Every row as the gates see them: the values of those with a result ("ok"), and why the
+// others did not run (invalid, infeasible, error), which fails any gate. With --samples the gates see the pessimistic end
 // of each 95 % interval: the low end of TFLOP/s and scaling efficiency, the high end of the step
 // time.
 std::vector<driver::GatePoint> gate_points(const SweepResult& r);

@@ -20,6 +20,8 @@ struct SweepOptions {
   int samples = 1;                     // seeds per point (sweep/samples.hpp)
   // Called in this process as each point finishes (completion order): progress, the journal.
   std::function<void(const Json& row)> on_point;
+  // Called in this process as each seed of a point finishes (progress of --samples).
+  std::function<void()> on_seed;
   // Rows of points finished by an earlier, interrupted run (journal.hpp), by point index: used
   // as they are, not run again, and not passed to on_point.
   std::map<int, Json> finished;

@@ -17,10 +17,12 @@ Scenario sample_scenario(Scenario s, int k);
 
 // Runs job(point, sample) for every point and sample in workers (`jobs` at once) and hands each
 // point's results, in sample order, to done(point, results) as soon as its last one is in.
-// A failed job's result is the worker's message, prefixed by kWorkerFailed.
+// A failed job's result is the worker's message, prefixed by kWorkerFailed. `on_seed`, if
+// given, runs here as each job finishes (progress of a point's seeds).
 inline constexpr const char* kWorkerFailed = "\x01worker failed: ";
 void run_samples_in_workers(int points, int samples, int jobs,
                             const std::function<std::string(int point, int sample)>& job,
-                            const std::function<void(int point, std::vector<std::string>& results)>& done);
+                            const std::function<void(int point, std::vector<std::string>& results)>& done,
+                            const std::function<void()>& on_seed = nullptr);
 
 }  // namespace moesim::sweep

@@ -27,7 +27,8 @@ std::string result_markdown(const SweepResult& r);   // sweep.md: the main colum
 // and images when `plots`), for checking them against the command's inputs before any work.
 std::vector<std::string> output_file_names(bool plots);
 
-// Writes sweep.json, sweep.csv and sweep.md into `dir` (created if missing), each atomically.
+// Writes sweep.json, sweep.csv and sweep.md into `dir` (created if missing), each atomically;
+// the CSV and Markdown with control characters escaped (util::terminal_safe), as on stdout.
 // std::runtime_error naming the file when one cannot be written.
 void write_outputs(const std::filesystem::path& dir, const SweepResult& r);
 
