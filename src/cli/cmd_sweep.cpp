@@ -37,7 +37,7 @@ void add_sweep_command(CLI::App& app) {
   struct Args {
     std::string sweep, output, shard, configs, fidelity = "folded";
     int jobs = 0, samples = 1;
-    bool plot = false, quiet = false, resume = false;
+    bool plot = false, quiet = false, resume = false, force = false;
     GateOptions gates;
   };
   auto a = std::make_shared<Args>();
@@ -55,6 +55,8 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_flag("--resume", a->resume, "Continue an interrupted sweep from the finished points kept in the output "
                                        "directory (sweep.rows.jsonl)")->needs(output);
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  cmd->add_flag("--force", a->force, "Run the sweep even when it holds more than 100,000 simulations (points x "
+                                     "samples) or its estimate exceeds this machine's memory");
   cmd->add_option("--configs", a->configs, "configs/ directory (default: found from each base scenario)");
   cmd->add_option("--fidelity", a->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
       ->check(CLI::IsMember({"folded", "full"}));
@@ -75,6 +77,8 @@ void add_sweep_command(CLI::App& app) {
       throw ConfigError("--min-scaling-efficiency", "$", "the whole sweep, not one shard (a series' reference point "
                                                          "may be in another shard): gate the merged result instead");
 
+    // Sized before a point is built: loading a million points' scenarios alone takes minutes.
+    sweep::refuse_oversized_sweep(spec, o, a->force);
     // Before any work: no output may overwrite the sweep file, a scenario or a config it reads.
     const std::vector<std::filesystem::path> inputs = sweep::input_files(spec, o);
     CommandFiles files;
