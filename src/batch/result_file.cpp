@@ -17,8 +17,12 @@ ResultFile read_result_file(const fs::path& file_or_dir, const std::string& file
     throw ConfigError(out.file.string(), "$",
                       "an existing, readable " + what + " (" + file_name + ", or a directory holding one); " + e.expected());
   }
+  config::JsonNodeBudget budget(out.file.string());
   try {
-    out.json = Json::parse(text);
+    out.json = Json::parse(text, [&budget](int, Json::parse_event_t event, Json&) {
+      budget.count(event);
+      return true;
+    });
   } catch (const Json::parse_error& e) {
     throw ConfigError(out.file.string(), "$", std::string("well-formed JSON: ") + e.what());
   }

@@ -48,16 +48,32 @@ struct Options {
   std::string format = "text";
 };
 
+// Integer options: at most 2^24, the scenario schema's bound on counts and sizes (CLI11's
+// PositiveNumber would print a 309-digit upper bound).
+constexpr int kMaxCount = 1 << 24;
+// A per-rank buffer beyond 1 TiB is larger than any GPU's memory; near 2^63 bytes the byte
+// counts lose their integer meaning and the bandwidths became absurd (issue 42).
+constexpr double kMaxBufferBytes = 1024.0 * 1024 * 1024 * 1024;
+
 // nccl-tests sizes: a number with an optional K, M or G suffix (powers of 1024).
 double parse_size(const std::string& text) {
   std::size_t used = 0;
-  double v = std::stod(text, &used);
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::logic_error&) {  // std::invalid_argument ("abc"), std::out_of_range ("1e999")
+    throw CLI::ValidationError("--bytes", "a size in bytes, a number with an optional K, M or G suffix (powers of "
+                                          "1024), e.g. 128M; got \"" + text + "\"");
+  }
   const std::string suffix = text.substr(used);
   if (suffix == "K" || suffix == "k") v *= 1024.0;
   else if (suffix == "M" || suffix == "m") v *= 1024.0 * 1024;
   else if (suffix == "G" || suffix == "g") v *= 1024.0 * 1024 * 1024;
   else if (!suffix.empty()) throw CLI::ValidationError("--bytes", "unknown size suffix in \"" + text + "\" (K, M, G)");
   if (!(v >= 0)) throw CLI::ValidationError("--bytes", "a size must be >= 0, got \"" + text + "\"");
+  if (v > kMaxBufferBytes)
+    throw CLI::ValidationError("--bytes", "a size of at most 1024G (1 TiB per rank, more than any GPU's memory), got \"" +
+                                              text + "\"");
   return v;
 }
 
@@ -66,7 +82,31 @@ std::vector<double> parse_sizes(const std::string& list) {
   std::stringstream in(list);
   for (std::string item; std::getline(in, item, ',');)
     if (!item.empty()) out.push_back(parse_size(item));
+  if (out.empty()) throw CLI::ValidationError("--bytes", "at least one size, e.g. 128M or 1M,16M; got \"" + list + "\"");
   return out;
+}
+
+// The routing options as the scenario schema checks n_group and topk_group (schema_model.cpp),
+// and the EP group as the exchange needs it: each option's error names it.
+void check_routing(const Options& o, const SystemSpec& system) {
+  if (o.experts % o.ranks != 0)
+    throw CLI::ValidationError("--ranks/--ep", fmt::format("a divisor of the {} experts (--experts): each EP rank holds "
+                                                           "an equal share; got {}", o.experts, o.ranks));
+  if (o.experts % o.groups != 0)
+    throw CLI::ValidationError("--groups", fmt::format("a divisor of the {} experts (--experts): router groups split "
+                                                       "them evenly; got {}", o.experts, o.groups));
+  if (o.topk > o.experts)
+    throw CLI::ValidationError("--topk", fmt::format("at most the {} experts (--experts); got {}", o.experts, o.topk));
+  if (o.topk_groups > o.groups)
+    throw CLI::ValidationError("--topk-groups", fmt::format("at most the {} router groups (--groups); got {}", o.groups,
+                                                            o.topk_groups));
+  if (o.topk_groups > 0 && o.topk > o.topk_groups * (o.experts / o.groups))
+    throw CLI::ValidationError("--topk-groups", fmt::format("groups enough for the top-{} experts ({} groups of {} "
+                                                            "experts each); got {}", o.topk, o.groups,
+                                                            o.experts / o.groups, o.topk_groups));
+  if (o.sms >= system.gpu.sm_count)
+    throw CLI::ValidationError("--sms", fmt::format("fewer than the {} SMs of {}'s GPU; got {}", system.gpu.sm_count,
+                                                    system.name, o.sms));
 }
 
 platform::CollectiveKind collective_kind(const std::string& op) {
@@ -133,6 +173,10 @@ void run(const Options& o) {
     throw CLI::ValidationError("--kernels", "applies to ep-dispatch and ep-combine with deepep or hybridep");
   if (o.ranks < 1 || o.ranks > system.max_gpus)
     throw CLI::ValidationError("--ranks", fmt::format("1..{} GPUs on {}", system.max_gpus, system.name));
+  if (ep_op) check_routing(o, system);
+  if (o.gpus_per_domain > system.domain_gpus)
+    throw CLI::ValidationError("--gpus-per-domain", fmt::format("at most the {} GPUs of an NVLink domain of {}; got {}",
+                                                                system.domain_gpus, system.name, o.gpus_per_domain));
   platform::Topology t = platform::make_topology(system, o.ranks, o.gpus_per_domain,
                                                  o.fp8 ? Precision::fp8 : Precision::bf16);
   if (!o.nvls) t.nccl.nvls = false;
@@ -241,12 +285,13 @@ void add_collective_command(CLI::App& app) {
       ->check(CLI::IsMember({"ep-dispatch", "ep-combine", "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
                              "send-recv"}))
       ->capture_default_str();
-  cmd->add_option("--ranks,--ep", o->ranks, "ranks of the group (GPUs 0..n-1)")->check(CLI::PositiveNumber)
+  cmd->add_option("--ranks,--ep", o->ranks, "ranks of the group (GPUs 0..n-1)")->check(CLI::Range(1, kMaxCount))
       ->capture_default_str();
   cmd->add_option("--gpus-per-domain", o->gpus_per_domain, "GPUs used per NVLink domain (0: the whole domain)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, kMaxCount));
   cmd->add_option("--bytes", o->sizes,
-                  "NCCL collectives: per-rank buffer sizes, comma-separated, K/M/G = powers of 1024 (nccl-tests' size)")
+                  "NCCL collectives: per-rank buffer sizes, comma-separated, K/M/G = powers of 1024 (nccl-tests' size), "
+                  "each at most 1024G")
       ->capture_default_str();
   cmd->add_option("--algo", o->algo, "NCCL collectives: force this algorithm, as NCCL_ALGO does (default: NCCL's choice)")
       ->check(CLI::IsMember(forceable_algorithm_names()));
@@ -255,21 +300,23 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--nccl-version", o->nccl_version,
                   "NCCL collectives: the NCCL release to model (MAJOR.MINOR[.PATCH]; default 2.28): how it cuts a small "
                   "NVLS all-reduce among its channels changed with 2.20, 2.22 and 2.23");
-  cmd->add_option("--tokens", o->tokens, "EP: tokens per rank")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--hidden", o->hidden, "EP: hidden size")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--experts", o->experts, "EP: routed experts")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--topk", o->topk, "EP: experts per token")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--groups", o->groups, "EP: router groups (n_group; 1 = none)")->check(CLI::PositiveNumber)
+  cmd->add_option("--tokens", o->tokens, "EP: tokens per rank")->check(CLI::Range(0, kMaxCount))->capture_default_str();
+  cmd->add_option("--hidden", o->hidden, "EP: hidden size")->check(CLI::Range(1, kMaxCount))->capture_default_str();
+  cmd->add_option("--experts", o->experts, "EP: routed experts")->check(CLI::Range(1, kMaxCount))->capture_default_str();
+  cmd->add_option("--topk", o->topk, "EP: experts per token")->check(CLI::Range(1, kMaxCount))->capture_default_str();
+  cmd->add_option("--groups", o->groups, "EP: router groups (n_group, a divisor of --experts; 1 = none)")
+      ->check(CLI::Range(1, kMaxCount))
       ->capture_default_str();
   cmd->add_option("--topk-groups", o->topk_groups, "EP: groups per token (topk_group; 0 = all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, kMaxCount));
   cmd->add_option("--dispatcher", o->dispatcher, "EP: alltoall, deepep, hybridep")
       ->check(CLI::IsMember({"alltoall", "deepep", "hybridep"}))
       ->capture_default_str();
   cmd->add_option("--kernels", o->kernels,
                   "EP: the dispatcher's measured kernels, a name in configs/dispatchers/ (e.g. deepep-v2; default: "
                   "the stack's); any file drives either dispatcher, a setting it leaves out never binds");
-  cmd->add_option("--sms", o->sms, "EP: SMs of the dispatcher's kernels")->check(CLI::NonNegativeNumber)
+  cmd->add_option("--sms", o->sms, "EP: SMs of the dispatcher's kernels (1 to fewer than the GPU's)")
+      ->check(CLI::Range(1, kMaxCount))
       ->capture_default_str();
   cmd->add_flag("--fp8,!--bf16", o->fp8, "EP: dispatch in FP8 (default) or BF16");
   cmd->add_option("--fidelity", o->fidelity, "closed (closed form only), folded or full simulation")

@@ -31,7 +31,12 @@ bool is_search(const std::string& input) {
   const std::filesystem::path p(input);
   if (std::filesystem::is_directory(p)) return std::filesystem::exists(p / "search.json") && !std::filesystem::exists(p / "sweep.json");
   try {
-    return search::is_search_result(search::Json::parse(config::read_text_file(p)));
+    config::JsonNodeBudget budget(p.string());
+    const auto counted = [&budget](int, search::Json::parse_event_t event, search::Json&) {
+      budget.count(event);
+      return true;
+    };
+    return search::is_search_result(search::Json::parse(config::read_text_file(p), counted));
   } catch (const std::exception&) {
     return false;  // the sweep reader reports what is wrong with it
   }

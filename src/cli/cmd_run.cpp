@@ -158,7 +158,7 @@ void add_run_command(CLI::App& app) {
                   "The gates then compare the interval's pessimistic end")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("-j,--jobs", a->jobs, "Seeds simulated at once with --samples (default: the available cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));  // as sweep's: NonNegativeNumber would print a 309-digit bound
   add_gate_options(cmd, a->gates, "a point of --gpus");
   a->gates.min_eff_opt->needs(gpus);
   cmd->add_flag("--force", a->force, "Simulate even when the work estimate exceeds this machine's memory");

@@ -22,7 +22,7 @@ namespace {
 struct SearchArgs {
   std::string search, output, shard, configs, format = "table", fidelity = "folded", compare_systems;
   int jobs = 0, simulate = -1;
-  bool quiet = false, progress = false;
+  bool quiet = false, progress = false, force = false;
 };
 
 std::vector<std::string> split_systems(const std::string& text) {
@@ -161,6 +161,8 @@ void add_search_command(CLI::App& app) {
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   cmd->add_flag("--progress", a->progress, "Progress of the screening even when stderr is not a terminal (CI logs: "
                                            "a line every few seconds)");
+  cmd->add_flag("--force", a->force, "Screen the space even when it holds more than 1,000,000 candidates or its "
+                                     "estimate exceeds this machine's memory");
   cmd->add_option("--configs", a->configs, "configs/ directory (default: found from the base scenario)");
   cmd->add_option("--fidelity", a->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
       ->check(CLI::IsMember({"folded", "full"}));
@@ -170,6 +172,7 @@ void add_search_command(CLI::App& app) {
     o.jobs = a->jobs;
     if (a->simulate >= 0) o.simulate = a->simulate;
     o.configs_dir = a->configs;
+    o.force = a->force;
     o.fidelity = a->fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded;
     if (!a->shard.empty()) o.shard = batch::parse_shard(a->shard);
 

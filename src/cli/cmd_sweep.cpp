@@ -37,7 +37,7 @@ void add_sweep_command(CLI::App& app) {
   struct Args {
     std::string sweep, output, shard, configs, fidelity = "folded";
     int jobs = 0, samples = 1;
-    bool plot = false, quiet = false, resume = false, progress = false;
+    bool plot = false, quiet = false, resume = false, progress = false, force = false;
     GateOptions gates;
   };
   auto a = std::make_shared<Args>();
@@ -57,6 +57,8 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   cmd->add_flag("--progress", a->progress, "With --samples, also a line every few seconds as seeds finish when "
                                            "stderr is not a terminal (CI logs; a terminal shows a bar of seeds)");
+  cmd->add_flag("--force", a->force, "Run the sweep even when it holds more than 100,000 simulations (points x "
+                                     "samples) or its estimate exceeds this machine's memory");
   cmd->add_option("--configs", a->configs, "configs/ directory (default: found from each base scenario)");
   cmd->add_option("--fidelity", a->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
       ->check(CLI::IsMember({"folded", "full"}));
@@ -72,6 +74,8 @@ void add_sweep_command(CLI::App& app) {
     if (!a->shard.empty()) o.shard = sweep::parse_shard(a->shard);
     require_whole_series(gates, spec.gpu_axis() != nullptr, o.shard.has_value(), a->sweep);
 
+    // Sized before a point is built: loading a million points' scenarios alone takes minutes.
+    sweep::refuse_oversized_sweep(spec, o, a->force);
     // Before any work: no output may overwrite the sweep file, a scenario or a config it reads.
     const std::vector<std::filesystem::path> inputs = sweep::input_files(spec, o);
     CommandFiles files;

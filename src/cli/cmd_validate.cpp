@@ -75,8 +75,14 @@ void add_validate_command(CLI::App& app) {
     else if (a->format == "json") text = driver::validation_json(v).dump(2) + "\n";
     else text = driver::validation_text(v, a->explain);
     emit(text, a->output);
-    if (const auto failures = driver::validation_failures(v); !failures.empty())
-      throw GateFailure(fmt::format("validation failed: {}", fmt::join(failures, "\nvalidation failed: ")));
+    // One line per failing row, each whole: joined into one error they were cut at the message
+    // cap (2,000 characters), hiding the last rows; each quoted id is bounded instead.
+    if (const auto failures = driver::validation_failures(v); !failures.empty()) {
+      for (const std::string& failure : failures) fmt::print(stderr, "validation failed: {}\n", failure);
+      throw GateFailure(fmt::format("validation failed: {} predicted run{} outside +-{:.0f} % (each listed above)",
+                                    failures.size(), failures.size() == 1 ? "" : "s",
+                                    100 * driver::kValidationTolerance));
+    }
   });
 }
 

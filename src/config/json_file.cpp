@@ -1,6 +1,7 @@
 // Strict JSON reading: malformed text and duplicate keys are ConfigErrors that say where.
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -58,9 +59,30 @@ std::string detail(const json::parse_error& e) {
 
 }  // namespace
 
+std::size_t max_json_nodes() {
+  if (const char* cap = std::getenv("MOESIM_MAX_JSON_NODES"); cap && *cap) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(cap, &end, 10);
+    if (end && *end == '\0' && v > 0) return static_cast<std::size_t>(v);
+  }
+  return kMaxJsonNodes;
+}
+
+void JsonNodeBudget::count(nlohmann::detail::parse_event_t event) {
+  using E = nlohmann::detail::parse_event_t;
+  if (event != E::object_start && event != E::array_start && event != E::value) return;  // keys and ends: no new value
+  if (++nodes_ > max_)
+    throw ConfigError(label_, "$", fmt::format("a JSON document of at most {} values (objects, arrays, strings, "
+                                               "numbers, booleans and nulls; moesim reads no larger input, "
+                                               "$MOESIM_MAX_JSON_NODES sets another cap); this one holds more",
+                                               max_));
+}
+
 json parse_json_text(const std::string& text, const std::string& label) {
   std::vector<Frame> frames;
-  const json::parser_callback_t track = [&frames](int, json::parse_event_t event, json& parsed) {
+  JsonNodeBudget budget(label);
+  const json::parser_callback_t track = [&frames, &budget](int, json::parse_event_t event, json& parsed) {
+    budget.count(event);
     switch (event) {
       case json::parse_event_t::object_start: frames.push_back(Frame{}); break;
       case json::parse_event_t::array_start: frames.push_back(Frame{true, {}, {}, 0}); break;

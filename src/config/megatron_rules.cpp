@@ -100,7 +100,15 @@ const std::vector<CheckedRule>& checked_rules() {
          const Precision p = s.training.precision;
          return !s.recipe.fp8_param_gather || is_fp8_family(p);  // FP8 mode in every recipe
        },
-       [](const Scenario& s) { return fmt::format("fp8_param_gather with precision {}", to_string(s.training.precision)); }},
+       [](const Scenario& s) {
+         // The switch is often the stack's default, not the scenario's: say which key turns it off.
+         return fmt::format("fp8_param_gather with precision {}{}; to train in {}, set \"recipe\": "
+                            "{{\"fp8_param_gather\": false}} in the scenario (recipe.fp8_param_gather), or choose "
+                            "an FP8 training.precision",
+                            to_string(s.training.precision),
+                            s.stack.recipe.fp8_param_gather ? " (the stack's recipe turns it on)" : "",
+                            to_string(s.training.precision));
+       }},
       {{"recipe.overlap_param_gather", "recipe.overlap_grad_reduce on when overlap_param_gather is on",
         "Must use --overlap-param-gather with --overlap-grad-reduce", kArguments},
        [](const Scenario& s) { return !s.recipe.overlap_param_gather || s.recipe.overlap_grad_reduce; },

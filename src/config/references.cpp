@@ -21,8 +21,11 @@ std::vector<std::string> list_configs(const fs::path& configs_dir, const std::st
     throw std::invalid_argument("list_configs: kind \"" + kind + "\" is not hardware, systems, models, stacks or dispatchers");
   std::vector<std::string> names;
   std::error_code ec;
-  for (fs::directory_iterator it(configs_dir / kind, ec), end; !ec && it != end; it.increment(ec))
-    if (it->is_regular_file() && it->path().extension() == ".json") names.push_back(it->path().stem().string());
+  for (fs::directory_iterator it(configs_dir / kind, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code entry_error;  // a link that loops or dangles is no config file: left out, not a crash
+    if (it->is_regular_file(entry_error) && it->path().extension() == ".json")
+      names.push_back(it->path().stem().string());
+  }
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -65,7 +68,10 @@ fs::path config_file(const std::string& kind, const std::string& name, const fs:
   const fs::path file = configs_dir / kind / (name + ".json");
   std::error_code ec;  // a name longer than the file system allows is "no such file", not a crash
   if (!fs::is_regular_file(file, ec))
-    throw ConfigError(label, path, expected + "; got " + json(name).dump() + " (no such file)");
+    throw ConfigError(label, path, expected + "; got " + json(name).dump() +
+                                       (ec == std::errc::too_many_symbolic_link_levels
+                                            ? " (" + file.string() + " is a symbolic link that loops)"
+                                            : " (no such file)"));
   return file;
 }
 

@@ -233,7 +233,7 @@ std::vector<std::string> validation_failures(const Validation& v) {
   for (const auto& r : v.runs)
     if (r.status == RowStatus::outside)
       out.push_back(fmt::format("{}: {:.1f} TFLOP/s per GPU simulated, {:.1f} published: {:+.1f} % is outside +-{:.0f} %",
-                                r.published.id, r.simulated_tflops, r.published.tflops_per_gpu, 100 * r.relative_error,
+                                bounded_message(r.published.id, kMaxQuotedIdChars), r.simulated_tflops, r.published.tflops_per_gpu, 100 * r.relative_error,
                                 100 * kValidationTolerance));
   return out;
 }

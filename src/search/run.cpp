@@ -6,6 +6,7 @@
 #include "moesim/config/loader.hpp"
 #include "moesim/cost/kernel_model.hpp"
 #include "moesim/driver/run.hpp"
+#include "moesim/driver/work_estimate.hpp"
 #include "moesim/search/screen.hpp"
 #include "moesim/search/space.hpp"
 #include "moesim/sweep/point.hpp"
@@ -22,6 +23,7 @@ sweep::Point base_point(const SearchSpec& spec) {
   sweep::Point p;
   p.base = spec.base;
   p.patches = spec.set;
+  p.origins = spec.set_origins;  // a typo in "set" is the search file's, not the base's
   p.gpus = spec.gpus;
   p.scaling = sweep::GpuScaling::weak;
   return p;
@@ -75,10 +77,25 @@ cost::KernelCalibration calibration(const Scenario& base, const SearchOptions& o
 
 }  // namespace
 
+batch::BatchEstimate estimate_search(const Space& space, int jobs) {
+  batch::BatchEstimate e;
+  e.command = "search";
+  e.items = e.work = "candidates";
+  e.breakdown = "axes: " + axis_sizes(space);
+  e.count = e.work_items = count_candidates(space);
+  e.workers = std::max(1, jobs);
+  e.memory_bytes = static_cast<double>(e.count) * kBytesPerCandidate;
+  e.seconds = static_cast<double>(e.count) * kCoreSecondsPerCandidate / e.workers;
+  return e;
+}
+
 SearchResult run_search(const SearchSpec& spec, const SearchOptions& options) {
   const Scenario base = base_scenario(spec, options);
-  const std::vector<Candidate> candidates = enumerate(resolve_space(spec, base));
+  const Space space = resolve_space(spec, base);
   const int jobs = options.jobs > 0 ? options.jobs : batch::available_cores();
+  batch::refuse_oversized_batch(estimate_search(space, jobs), kMaxCandidates, "docs/search.md",
+                                driver::available_memory_bytes(), options.force);
+  const std::vector<Candidate> candidates = enumerate(space);
   const auto on_chunk = [&](int done, int total) {
     if (options.on_screening) options.on_screening(done, total, static_cast<int>(candidates.size()));
   };
@@ -173,6 +190,7 @@ std::vector<std::filesystem::path> input_files(const SearchSpec& spec, const Sea
 SearchSpec on_system(const SearchSpec& spec, const std::string& system) {
   SearchSpec out = spec;
   out.set.emplace_back("system", system);
+  out.set_origins.push_back({"--compare-systems", "$", "$"});
   out.name = spec.name + " [" + system + "]";
   return out;
 }

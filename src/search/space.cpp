@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
+#include "moesim/batch/work_limit.hpp"
 #include "moesim/config/choices.hpp"
 #include "moesim/config/error.hpp"
 #include "moesim/plan/layout.hpp"
@@ -169,6 +171,69 @@ std::vector<Candidate> enumerate(const Space& s) {
                   }
       }
   return out;
+}
+
+namespace {
+
+// Whether enumerate() keeps (pp, vpp) before it looks at the pipeline layout.
+bool keeps_stages(const Space& s, int pp, int vpp) {
+  return !(s.vpp_defaulted && (1LL * pp * vpp > s.layers || (pp == 1 && vpp > 1)));
+}
+
+}  // namespace
+
+std::uint64_t count_candidates(const Space& s) {
+  using batch::saturating_add;
+  using batch::saturating_multiply;
+  // (pp, vpp, pipeline layout) triples: a generated layout goes with every kept (pp, vpp) pair,
+  // an explicit one of S stages with the kept pairs whose product is S, found among S's
+  // divisors (S is at most 2^20: plan::expand_pipeline_layout) rather than by trying every pair.
+  std::uint64_t kept_pairs = 0;
+  if (s.vpp_defaulted) {
+    for (int pp : s.pp)
+      for (int vpp : s.vpp) kept_pairs += keeps_stages(s, pp, vpp) ? 1 : 0;
+  } else {
+    kept_pairs = saturating_multiply(s.pp.size(), s.vpp.size());
+  }
+  const std::set<int> pps(s.pp.begin(), s.pp.end()), vpps(s.vpp.begin(), s.vpp.end());
+  std::uint64_t stage_choices = 0;
+  for (const std::string& layout : s.pipeline_layout) {
+    const std::size_t stages = layout.empty() ? 0 : stages_of(layout);
+    if (stages == 0) {
+      stage_choices = saturating_add(stage_choices, kept_pairs);
+      continue;
+    }
+    const auto pair_kept = [&](std::size_t pp, std::size_t vpp) {
+      return pps.count(static_cast<int>(pp)) && vpps.count(static_cast<int>(vpp)) &&
+             keeps_stages(s, static_cast<int>(pp), static_cast<int>(vpp));
+    };
+    for (std::size_t d = 1; d * d <= stages; ++d) {
+      if (stages % d != 0) continue;
+      stage_choices += pair_kept(d, stages / d) ? 1 : 0;
+      if (d * d != stages) stage_choices += pair_kept(stages / d, d) ? 1 : 0;
+    }
+  }
+  std::uint64_t n = stage_choices;
+  for (std::size_t size : {s.tp.size(), s.ep.size(), s.etp.size(), s.cp.size(), s.micro_batch.size(),
+                           s.schedule.size(), s.recompute.size(), s.ep_overlap.size(), s.delay_wgrad.size(),
+                           s.dispatcher.size(), s.cuda_graphs.size()})
+    n = saturating_multiply(n, size);
+  return n;
+}
+
+std::string axis_sizes(const Space& s) {
+  const std::vector<std::pair<const char*, std::size_t>> axes = {
+      {"tp", s.tp.size()},           {"pp", s.pp.size()},
+      {"vpp", s.vpp.size()},         {"ep", s.ep.size()},
+      {"etp", s.etp.size()},         {"cp", s.cp.size()},
+      {"micro_batch", s.micro_batch.size()}, {"schedule", s.schedule.size()},
+      {"pipeline_layout", s.pipeline_layout.size()}, {"recompute", s.recompute.size()},
+      {"ep_overlap", s.ep_overlap.size()},   {"delay_wgrad", s.delay_wgrad.size()},
+      {"dispatcher", s.dispatcher.size()},   {"cuda_graphs", s.cuda_graphs.size()}};
+  std::vector<std::string> varied;  // an axis of one value multiplies nothing
+  for (const auto& [name, size] : axes)
+    if (size > 1) varied.push_back(fmt::format("{} {}", name, size));
+  return varied.empty() ? "every axis one value" : fmt::format("{}", fmt::join(varied, ", "));
 }
 
 Candidate reference_candidate(const Scenario& base) {

@@ -133,6 +133,7 @@ SearchSpec load_search(const fs::path& file) {
     s.gpus = it->get<int>();
   }
   if (const auto it = j.find("set"); it != j.end()) s.set = sweep::field_values(r, *it, "$.set");
+  for (const auto& [path, value] : s.set) s.set_origins.push_back({file.filename().string(), "$.set." + path, "$.set." + path});
   if (const auto it = j.find("space"); it != j.end()) s.space = r.space(*it, "$.space");
   if (const auto it = j.find("simulate"); it != j.end()) {
     if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > kMaxInteger)

@@ -58,20 +58,25 @@ std::vector<std::string> complete_lines(const std::string& text, std::size_t& co
 RowJournal::RowJournal(const fs::path& dir, const Json& identity, bool resume, std::map<int, Json>& finished)
     : path_(dir / kJournalName) {
   std::error_code ec;
-  const bool exists = fs::exists(path_, ec);
+  const bool file_exists = fs::exists(path_, ec);
+  std::size_t keep_bytes = 0;
+  std::string text;
+  if (file_exists) text = config::read_text_file(path_);
+  const std::vector<std::string> lines = complete_lines(text, keep_bytes);
+  // An empty file or a header cut short (what a full disk leaves) holds no finished point: it
+  // is no journal, and is written again from its start. Other text without a line is refused.
+  const bool cut_header = lines.empty() && (text.empty() || text.front() == '{');
+  const bool exists = file_exists && !cut_header;
   if (exists && !resume)
     throw ConfigError(path_.string(), "$", "no journal of an unfinished sweep here; this one holds the finished points "
                                             "of an interrupted run: continue it with --resume, or remove the file to "
                                             "start again");
-  std::size_t keep_bytes = 0;
   if (exists) {
-    const std::string text = config::read_text_file(path_);
-    const std::vector<std::string> lines = complete_lines(text, keep_bytes);
     Json header;
     try {
       if (!lines.empty()) header = Json::parse(lines.front());
     } catch (const Json::exception&) {
-    }
+    }  // unreadable: refused below, as a journal of another sweep
     if (lines.empty() || header != identity)
       throw ConfigError(path_.string(), "$", "the journal of this sweep with these inputs; it differs in " +
                                                  differences(header, identity) +
@@ -91,7 +96,7 @@ RowJournal::RowJournal(const fs::path& dir, const Json& identity, bool resume, s
     }
   }
   const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0 || (exists && ::ftruncate(fd, static_cast<off_t>(keep_bytes)) != 0) ||
+  if (fd < 0 || (file_exists && ::ftruncate(fd, static_cast<off_t>(keep_bytes)) != 0) ||
       ::lseek(fd, 0, SEEK_END) < 0 || !(file_ = ::fdopen(fd, "a"))) {
     const std::string why = std::strerror(errno);
     if (fd >= 0) ::close(fd);

@@ -5,6 +5,7 @@
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
 #include "moesim/driver/run.hpp"
+#include "moesim/driver/work_estimate.hpp"
 #include "moesim/sweep/point.hpp"
 #include "moesim/sweep/samples.hpp"
 #include "moesim/sweep/worker_pool.hpp"
@@ -25,6 +26,30 @@ Json run_point(const Point& p, const SweepOptions& options, int sample) {
   } catch (const InfeasibleError& e) {
     return failed_row(p, kStatusInfeasible, e.what(), s ? &*s : nullptr);
   }
+}
+
+batch::BatchEstimate estimate_sweep(const SweepSpec& spec, const SweepOptions& options) {
+  batch::BatchEstimate e;
+  e.command = "sweep";
+  e.items = "points";
+  e.breakdown = point_factors(spec);
+  e.count = count_points(spec);
+  std::uint64_t mine = e.count;
+  if (options.shard && e.count != batch::kCountSaturated) {
+    const auto n = static_cast<std::uint64_t>(options.shard->count), i = static_cast<std::uint64_t>(options.shard->index);
+    mine = e.count / n + (i < e.count % n ? 1 : 0);  // points i, i + n, ...
+  }
+  e.work = options.shard ? "simulations (this shard's points x samples)" : "simulations (points x samples)";
+  e.work_items = batch::saturating_multiply(mine, static_cast<std::uint64_t>(std::max(1, options.samples)));
+  e.workers = options.jobs > 0 ? options.jobs : available_cores();
+  e.memory_bytes = static_cast<double>(e.count) * kBytesPerPoint;
+  e.seconds = static_cast<double>(e.work_items) * kCoreSecondsPerSimulation / e.workers;
+  return e;
+}
+
+void refuse_oversized_sweep(const SweepSpec& spec, const SweepOptions& options, bool force) {
+  batch::refuse_oversized_batch(estimate_sweep(spec, options), kMaxSimulations, "docs/sweeps.md",
+                                driver::available_memory_bytes(), force);
 }
 
 std::vector<std::filesystem::path> input_files(const SweepSpec& spec, const SweepOptions& options) {

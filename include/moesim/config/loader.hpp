@@ -36,6 +36,27 @@ inline constexpr std::size_t kMaxInputBytes = std::size_t{256} << 20;
 // `max_bytes` (regular files are refused from their size, streams after max_bytes + 1 bytes).
 std::string read_text_file(const std::filesystem::path& file, std::size_t max_bytes = kMaxInputBytes);
 
+// The most JSON values (objects, arrays, strings, numbers, booleans, nulls) one input may hold
+// once parsed: the byte cap alone let a 200 MB file of one huge array take 3.7 GB (issue 42). A
+// sweep result of 100,000 points holds about 5 million; this cap, about 0.8 GB of parsed values
+// at worst. $MOESIM_MAX_JSON_NODES replaces it (a positive integer).
+inline constexpr std::size_t kMaxJsonNodes = std::size_t{1} << 23;
+std::size_t max_json_nodes();
+
+// Counts the values of one parse, from a parser callback (nlohmann's parse_event_t, the same
+// type for json and ordered_json): a ConfigError naming `label` once there are more than
+// max_json_nodes(), while parsing, before the rest is built.
+class JsonNodeBudget {
+ public:
+  explicit JsonNodeBudget(std::string label) : label_(std::move(label)), max_(max_json_nodes()) {}
+  void count(nlohmann::detail::parse_event_t event);
+
+ private:
+  std::string label_;
+  std::size_t max_;
+  std::size_t nodes_ = 0;
+};
+
 // Reads a JSON file; malformed JSON is a ConfigError naming line and column.
 nlohmann::json read_json_file(const std::filesystem::path& file);
 
@@ -56,7 +77,8 @@ class InputRecorder {
   InputRecorder* outer_;
 };
 // Same for JSON text already in memory; `label` names it in errors. A key given twice in one
-// object is an error too (nlohmann would silently keep the last one).
+// object is an error too (nlohmann would silently keep the last one), and so are more values
+// than max_json_nodes().
 nlohmann::json parse_json_text(const std::string& text, const std::string& label);
 
 Scenario load_scenario(const std::filesystem::path& file, const LoadOptions& options = {});

@@ -141,6 +141,9 @@ Validation validate(const ValidationInputs& inputs, const RunOptions& options, c
 // What fails `moesim validate` (exit 1): one line per predicted (not fitted) row outside the
 // tolerance. Empty when the validation passes. The one place that decides it (the history, the
 // ratios and the scaling are reported, not gated; CI gates the ratchet instead).
+// Each line quotes its row's published id cut to kMaxQuotedIdChars, so that every line is
+// shown whole however many rows fail (the CLI prints them one by one, not in one bounded error).
+inline constexpr std::size_t kMaxQuotedIdChars = 200;
 std::vector<std::string> validation_failures(const Validation& v);
 
 // Reading the two validation inputs (strict: ConfigError naming file, JSON path, expectation).

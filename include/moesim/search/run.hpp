@@ -7,8 +7,10 @@
 #include <string>
 
 #include "moesim/batch/shard.hpp"
+#include "moesim/batch/work_limit.hpp"
 #include "moesim/platform/platform.hpp"
 #include "moesim/search/result.hpp"
+#include "moesim/search/space.hpp"
 #include "moesim/search/spec.hpp"
 
 namespace moesim::search {
@@ -19,6 +21,7 @@ struct SearchOptions {
   std::optional<batch::Shard> shard;     // absent: every planned simulation
   std::filesystem::path configs_dir;     // empty: found from the base scenario
   platform::Fidelity fidelity = platform::Fidelity::folded;
+  bool force = false;                    // screen a space beyond kMaxCandidates or this machine's memory
   // Called in this process: once the candidates are screened (result header filled, no rows
   // yet), and as each simulation finishes (completion order).
   std::function<void(const SearchResult&)> on_screened;
@@ -28,9 +31,24 @@ struct SearchOptions {
   std::function<void(const Json& row)> on_simulated;
 };
 
+// The most candidates a search screens unless forced (docs/search.md): 50 times the default
+// space of the record scenario (19,584), about 20 core-minutes of screening.
+inline constexpr std::uint64_t kMaxCandidates = 1000000;
+// Rough costs, measured on this project's 2-core machine: the candidate, its screening record
+// and the vectors' growth (bytes); one candidate's rules, memory model and step estimate
+// (core-seconds: docs/search.md's 19,584 candidates in 23.7 s on 2 cores). They size a refusal,
+// not a prediction.
+inline constexpr double kBytesPerCandidate = 1000;
+inline constexpr double kCoreSecondsPerCandidate = 2.4e-3;
+
+// The space's size and cost, counted before a candidate is built (count_candidates).
+batch::BatchEstimate estimate_search(const Space& space, int jobs);
+
 // The result (rows, and hence every output) does not depend on `jobs`; a shard's rows are those
 // of the planned candidates it owns (plan positions i, i+n, ...), and their merge equals the
-// unsharded result.
+// unsharded result. A space beyond kMaxCandidates or this machine's memory is refused
+// (InfeasibleError, batch::refuse_oversized_batch) before its candidates are built, unless
+// options.force.
 SearchResult run_search(const SearchSpec& spec, const SearchOptions& options);
 
 // Every file a search reads: the search file, the base scenario, the configs it references and

@@ -1,6 +1,7 @@
 #pragma once
 // The candidates of a search: every combination of the space's axes, each one a layout and the
 // recipe settings a run would choose, applied to the base scenario.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,12 @@ Space resolve_space(const SearchSpec& spec, const Scenario& base);
 // Every combination, in axis order (tp slowest, cuda_graphs fastest); an explicit pipeline
 // layout only with the pp * vpp its stages need.
 std::vector<Candidate> enumerate(const Space& space);
+
+// How many candidates enumerate(space) yields, counted without building one (saturating at
+// batch::kCountSaturated): a search is sized by it before it starts (search/run.hpp).
+std::uint64_t count_candidates(const Space& space);
+// The sizes of the axes with more than one value, for messages: "tp 4, pp 5, vpp 4, ep 9, ...".
+std::string axis_sizes(const Space& space);
 
 // The base scenario's own layout and recipe settings, as a candidate.
 Candidate reference_candidate(const Scenario& base);

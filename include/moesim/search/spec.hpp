@@ -29,6 +29,7 @@ struct SearchSpec {
   std::filesystem::path file;
   sweep::ScenarioFile base;
   sweep::FieldValues set;            // dotted scenario paths set on the base first
+  std::vector<sweep::PatchOrigin> set_origins;  // where each of `set` was given (its errors name it)
   std::optional<int> gpus;           // the base weak-scaled to this many GPUs (as `run --gpus`)
   SpaceSpec space;
   int simulate = kDefaultSimulated;  // candidates simulated, best estimate first

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "moesim/batch/work_limit.hpp"
 #include "moesim/platform/platform.hpp"
 #include "moesim/sweep/result.hpp"
 #include "moesim/sweep/shard.hpp"
@@ -26,6 +27,22 @@ struct SweepOptions {
   // as they are, not run again, and not passed to on_point.
   std::map<int, Json> finished;
 };
+
+// The most simulations (points x samples, of this shard) a sweep runs unless forced
+// (docs/sweeps.md): about a day of folded record steps on 2 cores, far beyond any bundled sweep.
+inline constexpr std::uint64_t kMaxSimulations = 100000;
+// Rough costs (they size a refusal, not a prediction): per point, its patches, its row and the
+// expansion's copies (bytes); per simulation, a folded record step with its scenario loaded in a
+// worker process (core-seconds, this project's 2-core machine).
+inline constexpr double kBytesPerPoint = 8 * 1024;
+inline constexpr double kCoreSecondsPerSimulation = 1.0;
+
+// The sweep's size and cost, counted before a point is built (count_points): every point is
+// expanded, this shard's are simulated `samples` times each on `jobs` workers.
+batch::BatchEstimate estimate_sweep(const SweepSpec& spec, const SweepOptions& options);
+// batch::refuse_oversized_batch for the sweep: InfeasibleError beyond kMaxSimulations or this
+// machine's memory unless `force`, beyond 2^31 - 1 points always.
+void refuse_oversized_sweep(const SweepSpec& spec, const SweepOptions& options, bool force);
 
 // Invalid and infeasible points are rows saying why; only unexpected failures are "error" rows.
 // The result (rows, and hence every output) does not depend on `jobs`.

@@ -4,6 +4,7 @@
 // Points are the cartesian product of an optional explicit list ("points", each with its own
 // base scenario and fields) and the axes, in file order, the last axis varying fastest. Point
 // indices follow that order; results, shards and merges are keyed by them.
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -62,11 +63,21 @@ struct SweepSpec {
   const Axis* gpu_axis() const;        // nullptr without one
 };
 
+// Where a patch was written: the sweep (or search) file and the JSON paths of its dotted path
+// and of its value there, so that a scenario error the patch causes names them, not the base
+// scenario (a typo in an axis path is the sweep file's).
+struct PatchOrigin {
+  std::string file;                    // the sweep file's name (outputs must not depend on where it ran)
+  std::string key_at;                  // "$.axes[0].path", "$.points[1].set.layout.tp"
+  std::string value_at;                // "$.axes[0].values[2]", "$.points[1].set.layout.tp"
+};
+
 // One simulation of the sweep.
 struct Point {
   int index = 0;
   ScenarioFile base;
   FieldValues patches;                 // applied to the base scenario's JSON, in order
+  std::vector<PatchOrigin> origins;    // of patches[i], where known (a search candidate's are not)
   std::optional<int> gpus;             // from the GPU-count axis
   GpuScaling scaling = GpuScaling::weak;
   std::vector<std::pair<std::string, nlohmann::json>> axis_values;  // column -> value
@@ -88,5 +99,11 @@ FieldValues field_values(const config::StrictJson& reader, const nlohmann::json&
 SweepSpec load_sweep(const std::filesystem::path& file);
 
 std::vector<Point> expand(const SweepSpec& spec);
+
+// How many points expand(spec) yields, counted without building one: the listed points (or 1)
+// times every axis's size, saturating at batch::kCountSaturated.
+std::uint64_t count_points(const SweepSpec& spec);
+// The factors, for messages: "points 3, layout.tp 1000, gpus 4".
+std::string point_factors(const SweepSpec& spec);
 
 }  // namespace moesim::sweep
