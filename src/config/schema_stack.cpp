@@ -66,6 +66,12 @@ void describe_kernel(Reader& r, EpKernelSpec& k) {
            k.forward_sm_bytes_per_s);
   r.number(efficiency_key("rdma_efficiency", "fraction of the NIC the kernel's RDMA copies reach"),
            k.rdma_efficiency);
+  r.number(efficiency_key("torch_api_share", "the share of the kernel-only bandwidth the library's end-to-end "
+                                             "Python call reaches (its \"Torch API\" benchmark: allocation, "
+                                             "preprocessing, host sync and buffer copies included); used by stacks "
+                                             "whose hybridep_call is torch_api; 1 (the default) = the kernel alone")
+               .optional(),
+           k.torch_api_share);
 }
 
 }  // namespace
@@ -190,6 +196,24 @@ void describe_stack(Reader& r, StackSpec& s) {
                .at_most(1e4)
                .or_exactly(-1),
            s.eager_launch_gap_s);
+  r.number(key("te_module_host_us", "Transformer Engine's own host time per eager call of one of its GEMM modules "
+                                   "(Linear, GroupedLinear), beyond its kernels' launches, on the x86 host of "
+                                   "host_overhead_per_kernel_us (the system's host_op_time_ratio scales it); 0 (the "
+                                   "default) = none beyond the launches")
+               .in("us", 1e-6)
+               .optional()
+               .at_least(0)
+               .at_most(1e4),
+           s.te_module_host_s);
+  r.choice(key("hybridep_call", "how the release calls HybridEP: kernel (the kernels alone; the default) or torch_api "
+                                "(its blocking Python call, at the dispatcher's torch_api_share of the kernel bandwidth)")
+               .optional(),
+           s.hybridep_call, {"kernel", "torch_api"});
+  r.choice(key("grouped_linear", "how the release's Transformer Engine runs the experts' GroupedLinear: grouped (one "
+                                 "quantisation and one grouped GEMM launch for all local experts; the default) or "
+                                 "per_expert (one of each per local expert)")
+               .optional(),
+           s.grouped_linear, {"grouped", "per_expert"});
   r.object(key("recipe", "the release's default recipe (its DeepSeek-V3 perf recipe); a scenario's \"recipe\" "
                          "overrides it key by key"),
            [&](Reader& x) {

@@ -162,6 +162,13 @@ void describe_system(Reader& r, SystemSpec& s) {
                .at_least(0)
                .at_most(1e5),
            s.node_watts_per_gpu);
+  r.number(key("host_op_time_ratio",
+               "the host CPU's time per framework operation (a kernel launch, a Python module call) over the "
+               "x86 host the stacks' launch costs were measured on; 1 = x86 (the default), Grace about 2.75")
+               .optional()
+               .at_least(0.1)
+               .at_most(100),
+           s.host_op_time_ratio);
   r.object(key("variability", "how much its GPUs and kernels differ in speed (the defaults of a scenario's "
                               "\"variability\"); absent = identical GPUs")
                .optional(),

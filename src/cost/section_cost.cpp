@@ -32,15 +32,25 @@ bool graph_captured(const RecipeSpec& recipe, const std::string& section) {
   return false;
 }
 
+double eager_host_per_kernel_s(const Scenario& s, const KernelCalibration& cal) {
+  const double x86 = s.stack.host_overhead_per_kernel_s > 0 ? s.stack.host_overhead_per_kernel_s : cal.launch_eager_s;
+  return x86 * s.system.host_op_time_ratio;
+}
+
+double graph_host_per_kernel_s(const Scenario& s, const KernelCalibration& cal) {
+  return cal.launch_graph_s * s.system.host_op_time_ratio;
+}
+
 ComputeCost section_cost(const model::Section& section, model::Pass pass, const Scenario& s,
                          const KernelCalibration& cal, GradPart part) {
   ComputeCost c;
   const bool graphed = graph_captured(s.recipe, section.name);
-  // Host CPU time per launch: replaying a graph, or the stack's eager launch path.
-  const double host_per_kernel =
-      graphed ? cal.launch_graph_s
-              : (s.stack.host_overhead_per_kernel_s > 0 ? s.stack.host_overhead_per_kernel_s
-                                                        : cal.launch_eager_s);
+  // Host CPU time per launch: replaying a graph, or the stack's eager launch path, on this
+  // system's CPU.
+  const double host_per_kernel = graphed ? graph_host_per_kernel_s(s, cal) : eager_host_per_kernel_s(s, cal);
+  // A Transformer Engine module's own Python work per eager call (TE #2053: 62.6 us more than
+  // torch's Linear per forward on GB200 before TE 2.12); a graph replays its kernels without it.
+  const double te_module_host = graphed ? 0.0 : s.stack.te_module_host_s * s.system.host_op_time_ratio;
   // GPU idle between two dependent kernels even when the CPU is ahead: the launch latency, about
   // one graph-replay step for captured kernels and the stack's eager launch latency otherwise.
   const double eager_gap = s.stack.eager_launch_gap_s >= 0 ? s.stack.eager_launch_gap_s : cal.launch_eager_s;
@@ -60,13 +70,16 @@ ComputeCost section_cost(const model::Section& section, model::Pass pass, const 
     const double gpu_gap = pdl ? 0.0 : launch_gap;
     const int kernels = std::max(1, static_cast<int>(oc.kernels * fraction + 0.5));
     const double seconds = op_seconds + kernels * gpu_gap;
-    // The op's kernels, each issued by the CPU then run by the GPU, appended to the segment.
+    // The op's kernels, each issued by the CPU then run by the GPU, appended to the segment; a TE
+    // module's call runs its Python before the first launch (a weight-gradient part is the
+    // second half of a backward call already paid for).
+    const double call_host = op.te_module && part != GradPart::weight_only ? te_module_host : 0.0;
     ComputeCost op_kernels;
     for (int i = 0; i < kernels; ++i) {
       ComputeCost one;
       one.gpu_seconds = seconds / kernels;
-      one.host_seconds = host_per_kernel;
-      one.pipelined_seconds = host_per_kernel + one.gpu_seconds;
+      one.host_seconds = host_per_kernel + (i == 0 ? call_host : 0.0);
+      one.pipelined_seconds = one.host_seconds + one.gpu_seconds;
       op_kernels += one;
     }
     op_kernels.flop = oc.flop * fraction;

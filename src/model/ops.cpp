@@ -13,6 +13,7 @@ Op gemm(std::string name, double m, double k, double n, std::string module, bool
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::gemm;
+  op.te_module = true;  // Megatron builds its linear layers from TE's; the router and logits say otherwise
   op.m = m;
   op.k = k;
   op.n = n;
@@ -198,6 +199,7 @@ Shard shard_for(const Scenario& sc) {
   s.fused_quantization = sc.recipe.fused_quantization;
   // Transformer Engine's NVFP4 recipe leaves attention unquantised (fp8_dpa = False).
   s.fp8_attention = sc.recipe.fp8_attention && is_fp8_family(sc.training.precision);
+  s.per_expert_launches = sc.stack.grouped_linear == "per_expert";
   return s;
 }
 
@@ -230,6 +232,7 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
   p.router.ops.push_back(rmsnorm("pre_mlp_norm", routed_tokens * h, "layernorm"));
   Op router = gemm("router", routed_tokens, h, e.experts, "router", false);
   router.model_flops = false;
+  router.te_module = false;  // Megatron's router computes its logits with torch's linear
   p.router.ops.push_back(router);
   // Sigmoid scores, group-limited top-k, normalisation, aux-loss statistics over FP32 scores.
   // MLM-G §2.1.4/§2.2.1: the router issued 72 kernels (forward and backward), 31 once fused, and
@@ -275,17 +278,31 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
   // the combine ("one global and one local permute before and after EP communication").
   if (!flex) p.experts.ops.push_back(memory("sort_chunks", 2 * rows * h * dispatch_elem_bytes, "moe", 2));
   // Tokens dispatched in FP8 arrive quantised; BF16 ones are cast before the expert GEMM.
+  // Transformer Engine's GroupedLinear before 2.13 quantises each local expert's rows and runs
+  // each expert's GEMM as launches of their own (split_quantize, one cuBLAS call per GEMM on its
+  // streams; TE1499); from 2.13/2.14 one grouped quantisation and one grouped GEMM serve them all.
+  const int launches_per_group = s.per_expert_launches ? local_experts : 1;
+  const auto per_expert = [&](std::size_t first) {
+    for (std::size_t i = first; i < p.experts.ops.size(); ++i) {
+      p.experts.ops[i].kernels *= launches_per_group;
+      p.experts.ops[i].backward_kernels *= launches_per_group;
+    }
+  };
+  std::size_t first_op = p.experts.ops.size();
   if (!s.fp8_dispatch) add_quantize(p.experts.ops, s, "quantize_expert_in", rows * h, "moe");
   Op gate_up = gemm("expert_gate_up", rows_per_expert, h, 2 * ffn, "moe");
   gate_up.kind = OpKind::grouped_gemm;
   gate_up.groups = local_experts;
   p.experts.ops.push_back(gate_up);
+  per_expert(first_op);
   p.experts.ops.push_back(swiglu("expert_swiglu", rows, ffn, "moe_act"));
+  first_op = p.experts.ops.size();
   add_quantize(p.experts.ops, s, "quantize_expert_act", rows * ffn, "moe_act");
   Op down = gemm("expert_down", rows_per_expert, ffn, h, "moe");
   down.kind = OpKind::grouped_gemm;
   down.groups = local_experts;
   p.experts.ops.push_back(down);
+  per_expert(first_op);
   if (!flex) p.experts.ops.push_back(memory("unsort_chunks", 2 * rows * h * kBf16Bytes, "moe", 2));
 
   p.unpermute.name = "unpermute";
@@ -318,7 +335,9 @@ Section output_section(const ModelSpec& m, const Shard& s) {
   const double T = s.tokens();
   sec.ops.push_back(rmsnorm("final_norm", T / s.tp * m.hidden, "layernorm"));
   // Megatron's output layer is a plain ColumnParallelLinear: it runs in BF16 even in FP8 recipes.
-  sec.ops.push_back(gemm("logits", T, m.hidden, static_cast<double>(m.vocab) / s.tp, "output", false));
+  Op logits_gemm = gemm("logits", T, m.hidden, static_cast<double>(m.vocab) / s.tp, "output", false);
+  logits_gemm.te_module = false;  // Megatron's own ColumnParallelLinear (output_layer), not TE's
+  sec.ops.push_back(logits_gemm);
   // Vocab-parallel cross-entropy over BF16 logits: unfused, PyTorch casts them to FP32 and
   // makes max, exp-sum and gather passes; fused (Megatron's cross_entropy_loss_fusion) reads
   // the BF16 logits twice in one kernel.

@@ -27,9 +27,11 @@ std::string_view to_string(EpDispatcher d) {
 
 namespace {
 
-EpKernelRates kernel_rates(const EpKernelSpec& k) {
-  return {k.nvlink_efficiency, k.sm_bytes_per_s, k.rdma_efficiency, k.sm_copy_seconds_per_peer,
-          k.forward_sm_bytes_per_s};
+// `share`: the part of the kernel-only bandwidth the call reaches; every rate slows by it, so the
+// exchange takes 1/share of its kernel time whichever limit binds.
+EpKernelRates kernel_rates(const EpKernelSpec& k, double share) {
+  return {k.nvlink_efficiency * share, k.sm_bytes_per_s * share, k.rdma_efficiency * share,
+          k.sm_copy_seconds_per_peer / share, k.forward_sm_bytes_per_s * share};
 }
 
 }  // namespace
@@ -41,7 +43,12 @@ EpExchangeRequest ep_exchange_request(const RecipeSpec& recipe, const StackSpec&
   r.hidden = model.hidden;
   r.sms = recipe.dispatcher_sms;
   const EpDispatcherSpec& rates = r.dispatcher == EpDispatcher::hybridep ? stack.hybridep : stack.deepep;
-  r.rates = {kernel_rates(rates.dispatch), kernel_rates(rates.combine)};
+  // Megatron-Core 0.15 to 0.17 call HybridEP through its blocking Python API (routing-map
+  // all-gather, preprocessing, a host sync, buffer copies), which the library's own "Torch API"
+  // benchmark measures; 0.18 calls the kernels without a sync.
+  const bool api = r.dispatcher == EpDispatcher::hybridep && stack.hybridep_call == "torch_api";
+  r.rates = {kernel_rates(rates.dispatch, api ? rates.dispatch.torch_api_share : 1.0),
+             kernel_rates(rates.combine, api ? rates.combine.torch_api_share : 1.0)};
   return r;
 }
 

@@ -410,9 +410,8 @@ Task optimizer_task(const Scenario& s, const plan::Layout& l, const cost::Kernel
   // Multi-tensor Adam launches a few kernels per parameter group of each layer.
   opt.kernels = 4 * (l.stage(pp_rank, 0).layers + 1) * l.chunks;
   // The optimizer runs outside any CUDA graph but the full-iteration one.
-  const double launch = s.recipe.cuda_graphs == "full_iteration" ? cal.launch_graph_s
-                        : s.stack.host_overhead_per_kernel_s > 0 ? s.stack.host_overhead_per_kernel_s
-                                                                 : cal.launch_eager_s;
+  const double launch = s.recipe.cuda_graphs == "full_iteration" ? cost::graph_host_per_kernel_s(s, cal)
+                                                                 : cost::eager_host_per_kernel_s(s, cal);
   opt.seconds = std::max(opt.gpu_seconds, opt.kernels * launch);
   return opt;
 }

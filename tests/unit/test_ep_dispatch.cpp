@@ -333,6 +333,51 @@ TEST_CASE("HybridEP against its published GB200 and H100 tables", "[platform][ep
   });
 }
 
+TEST_CASE("HybridEP called as Megatron-Core 0.15 to 0.17 call it, against HEP's Torch API rows",
+          "[platform][ep][published][release]") {
+  // HEP: the same benchmark (GB200, 4096 tokens, hidden 7168, top-8, uniform), timed around the
+  // end-to-end Python call. The 26.04 stack calls it so (hybridep_call torch_api); 26.06 calls the
+  // kernels alone, whose rows the test above checks.
+  RecipeSpec recipe;
+  recipe.dispatcher = "hybridep";
+  const StackSpec stack = config::load_stack("megatron-bridge-26.04", test::configs_dir());
+  REQUIRE(stack.hybridep_call == "torch_api");
+  const EpDispatcherRates api = ep_exchange_request(recipe, stack, ModelSpec{}).rates;
+  auto bandwidth = [&](const EpDispatcherRates& rates, int ep, EpKernel kernel, bool fp8_dispatch = false,
+                       int sms = 32) {
+    const Topology t = test::system_topology("gb200-nvl72", ep, 0, Precision::fp8);
+    const bool fp8 = kernel == EpKernel::dispatch && fp8_dispatch;
+    EpExchangeRequest r = request(EpDispatcher::hybridep, kernel, kHidden * (fp8 ? kFp8 : 2.0), {8 * ep, 8, 1, 1});
+    r.rates = rates;
+    r.sms = sms;
+    const EpExchangePlan p = plan_ep_exchange(t, range_group(0, ep), r, 0);
+    return p.logical_nvlink_bytes / p.seconds / 1e9;
+  };
+  const EpKernel D = EpKernel::dispatch, C = EpKernel::combine;
+  test::check_published({
+      {"GB200 EP32 32 SMs BF16 dispatch, Torch API (share source)", 484.22, bandwidth(api, 32, D)},
+      {"GB200 EP32 32 SMs combine, Torch API (share source)", 464.54, bandwidth(api, 32, C)},
+      // One share per kernel: the FP8 dispatch's own is 0.729, its BF16 twin's 0.754 (the validated
+      // runs dispatch in BF16) is what the file holds.
+      {"GB200 EP32 32 SMs FP8 dispatch, Torch API", 392.70, bandwidth(api, 32, D, true), +10.1},
+      {"GB200 EP8 32 SMs BF16 dispatch, Torch API", 545.71, bandwidth(api, 8, D)},
+      {"GB200 EP8 32 SMs combine, Torch API", 568.94, bandwidth(api, 8, C)},
+      {"GB200 EP16 32 SMs BF16 dispatch, Torch API", 523.48, bandwidth(api, 16, D)},
+      {"GB200 EP16 32 SMs combine, Torch API", 521.55, bandwidth(api, 16, C)},
+      {"GB200 EP24 32 SMs BF16 dispatch, Torch API", 507.32, bandwidth(api, 24, D)},
+      {"GB200 EP24 32 SMs combine, Torch API", 483.76, bandwidth(api, 24, C)},
+      {"GB200 EP36 32 SMs BF16 dispatch, Torch API", 479.02, bandwidth(api, 36, D)},
+      {"GB200 EP36 32 SMs combine, Torch API", 447.89, bandwidth(api, 36, C)},
+      // SM-bound under the per-copy law: the call's share slows each copy.
+      {"GB200 EP32 16 SMs combine, Torch API", 423.19, bandwidth(api, 32, C, false, 16)},
+      {"GB200 EP32 16 SMs BF16 dispatch, Torch API", 485.50, bandwidth(api, 32, D, false, 16)},
+  });
+  // The call's share of the kernel, whichever limit binds: the same exchange, 1/share as long.
+  const EpDispatcherRates kernel = stack_rates(EpDispatcher::hybridep);
+  CHECK(bandwidth(kernel, 32, D) / bandwidth(api, 32, D) == Approx(1 / stack.hybridep.dispatch.torch_api_share).epsilon(0.01));
+  CHECK(bandwidth(kernel, 32, C) / bandwidth(api, 32, C) == Approx(1 / stack.hybridep.combine.torch_api_share).epsilon(0.01));
+}
+
 TEST_CASE("DeepEP V2 (NCCL Gin) against its published table, at the rates of the what-if scenario",
           "[platform][ep][published]") {
   // DEP-2: 8,192 tokens per rank, hidden 7168, top-8 (taken over 256 experts, uniform: V2's test

@@ -115,6 +115,9 @@ struct SystemSpec {
   NcclSpec nccl;
   int max_gpus = 0;                       // largest cluster the system file describes
   double node_watts_per_gpu = 0;          // CPUs, NICs, memory, fans, static power, per GPU
+  // The host CPU's time per framework operation over the x86 host the launch costs were measured
+  // on (configs/calibration/kernels.json): 1 for x86 hosts, about 2.75 for Grace.
+  double host_op_time_ratio = 1;
   VariabilitySpec variability;            // gpu_speed_cv and kernel_jitter_cv (expert_load_sigma unused)
   std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 
@@ -210,6 +213,9 @@ struct EpKernelSpec {
   double sm_copy_seconds_per_peer = 0;    // SM time per copy it issues, per NVLink peer; 0 = not modelled
   double forward_sm_bytes_per_s = 0;      // NVLink bytes one SM forwards per second across domains; 0 = never binds
   double rdma_efficiency = 1.0;           // fraction of the NIC for its RDMA copies
+  // The share of the kernel-only algorithm bandwidth its end-to-end Python call reaches (the
+  // library's "Torch API" benchmark); applied where the release calls it that way.
+  double torch_api_share = 1.0;
 
   bool operator==(const EpKernelSpec&) const = default;
 };
@@ -244,6 +250,17 @@ struct StackSpec {
   double host_overhead_per_kernel_s = 0;  // CPU time per kernel launch when not graph-captured
   double graph_launch_per_kernel_s = 0;   // per kernel replayed from a CUDA graph
   double eager_launch_gap_s = -1e-6;      // GPU idle between eagerly launched kernels; < 0: calibration's
+  // Transformer Engine's own host time per eager call of one of its GEMM modules (Linear,
+  // GroupedLinear), beyond the kernels' launches, on the x86 reference host: the release's TE.
+  double te_module_host_s = 0;
+  // How the release's Megatron-Core calls HybridEP: "kernel" (the kernels alone, as sync-free
+  // 0.18 with fixed buffers does) or "torch_api" (the blocking Python call, routing-map
+  // all-gather, preprocessing, host sync and buffer copies included: 0.15 to 0.17).
+  std::string hybridep_call = "kernel";
+  // How the release's Transformer Engine runs a GroupedLinear: "grouped" (one quantisation and
+  // one grouped GEMM launch for all local experts: TE 2.13/2.14) or "per_expert" (a quantisation
+  // and a GEMM launch per local expert, TE 2.12 and before).
+  std::string grouped_linear = "grouped";
   RecipeSpec recipe;                      // the release's default recipe
   std::map<std::string, std::string> sources;  // setting -> provenance
 

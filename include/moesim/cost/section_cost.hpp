@@ -27,6 +27,11 @@ struct ComputeCost {
 // Which sections a CUDA graph scope captures (Megatron's cuda_graph_scope / full-iteration).
 bool graph_captured(const RecipeSpec& recipe, const std::string& section_name);
 
+// Host time per eagerly launched kernel on the scenario's CPU: the stack's x86 figure (or the
+// calibration's) times the system's host_op_time_ratio; and per kernel replayed from a graph.
+double eager_host_per_kernel_s(const Scenario& s, const KernelCalibration& cal);
+double graph_host_per_kernel_s(const Scenario& s, const KernelCalibration& cal);
+
 // `only_weight_gradient` / `skip_weight_gradient` split a backward section for delayed wgrad.
 enum class GradPart { all, data_only, weight_only };
 

@@ -40,6 +40,7 @@ struct Op {
   bool model_flops = true;         // counted by Megatron's convention
   int kernels = 1;                 // kernel launches in the forward pass
   int backward_kernels = 2;        // memory kernels and attention: launches in the backward
+  bool te_module = false;          // a Transformer Engine module's GEMM (its call costs host time)
   std::string module;              // recompute module it belongs to (mla_up_proj, moe_act, ...)
 
   double forward_flop() const;     // arithmetic FLOP of the forward pass
@@ -89,6 +90,7 @@ struct Shard {
   bool router_fusion = false;
   bool fused_quantization = false;
   bool fp8_attention = false;
+  bool per_expert_launches = false;     // the grouped GEMMs and their quantisations launch once per local expert
   double tokens() const { return static_cast<double>(micro_batch) * seq_len / cp; }
 };
 
