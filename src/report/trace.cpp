@@ -1,7 +1,10 @@
 // The Chrome trace-event JSON writer (Perfetto, chrome://tracing). One process per observed
 // pipeline rank (the folded representative, named with how many GPUs it stands for), one thread
 // per stream, one complete ("X") event per task, "s"/"f" flow events from each pipeline send to
-// the task of the receiving rank that waited for it. Timestamps in microseconds, the format's
+// the task of the receiving rank that waited for it, and a host track: the CPU thread issuing each
+// compute segment's kernels from the segment's start (the model's CPU starts cold after each
+// communication point), so host-bound stretches show as a host event as long as its segment.
+// Timestamps in microseconds, the format's
 // unit; they are written unrounded so that event durations add up to the report's breakdown.
 #include "moesim/report/trace.hpp"
 
@@ -170,6 +173,9 @@ std::string_view stream_track_name(Stream s) {
   return "?";
 }
 
+// The host thread's track, after the streams'.
+constexpr int kHostTrack = workload::kStreams;
+
 json trace_json(const driver::RunResult& r, const TraceOptions& options) {
   const workload::StepProgram& prog = r.program;
   bool recorded = !r.sim.stages.empty() && prog.stages.size() == static_cast<size_t>(r.layout.pp);
@@ -191,6 +197,8 @@ json trace_json(const driver::RunResult& r, const TraceOptions& options) {
                                       {{"name", stream_track_name(static_cast<Stream>(s))}}));
       events.push_back(metadata_event("thread_sort_index", pid, s, {{"sort_index", s}}));
     }
+    events.push_back(metadata_event("thread_name", pid, kHostTrack, {{"name", "host CPU (issues the kernels)"}}));
+    events.push_back(metadata_event("thread_sort_index", pid, kHostTrack, {{"sort_index", kHostTrack}}));
     const auto& tasks = prog.stages[st.pp_rank].tasks;
     placed[st.pp_rank].assign(tasks.size(), nullptr);
     for (const engine::TaskInterval& iv : st.timeline) {
@@ -205,6 +213,10 @@ json trace_json(const driver::RunResult& r, const TraceOptions& options) {
                         {"pid", pid}, {"tid", static_cast<int>(t.stream)},
                         {"ts", iv.start_s * kUs}, {"dur", seconds * kUs},
                         {"args", task_args(t, seconds)}});
+      if (t.kind == TaskKind::compute && t.host_seconds > 0)
+        events.push_back({{"ph", "X"}, {"name", t.label}, {"cat", "host"}, {"pid", pid}, {"tid", kHostTrack},
+                          {"ts", iv.start_s * kUs}, {"dur", std::min(t.host_seconds, seconds) * kUs},
+                          {"args", {{"host_us", t.host_seconds * kUs}, {"kernels", t.kernels}}}});
     }
   }
 

@@ -205,6 +205,7 @@ class StepEmitter {
     t.activity = Activity::compute;
     t.seconds = item.cost.pipelined_seconds;
     t.gpu_seconds = item.cost.gpu_seconds;
+    t.host_seconds = item.cost.host_seconds;
     t.flop = item.cost.flop;
     t.model_flop = item.cost.model_flop;
     t.kernels = item.cost.kernels;
@@ -412,7 +413,8 @@ Task optimizer_task(const Scenario& s, const plan::Layout& l, const cost::Kernel
   // The optimizer runs outside any CUDA graph but the full-iteration one.
   const double launch = s.recipe.cuda_graphs == "full_iteration" ? cost::graph_host_per_kernel_s(s, cal)
                                                                  : cost::eager_host_per_kernel_s(s, cal);
-  opt.seconds = std::max(opt.gpu_seconds, opt.kernels * launch);
+  opt.host_seconds = opt.kernels * launch;
+  opt.seconds = std::max(opt.gpu_seconds, opt.host_seconds);
   return opt;
 }
 

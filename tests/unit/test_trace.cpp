@@ -100,12 +100,20 @@ TEST_CASE("A trace is trace-event JSON with a named process per rank and a track
   }
   REQUIRE(processes.size() == 2);
   CHECK(processes[0] == "pp0 / rank 0 (x32 replicas)");
-  CHECK(threads == 2 * workload::kStreams);
-  // Every task of the observed GPUs is an event, with its kind's arguments.
-  size_t tasks = 0;
-  for (const auto& st : r.sim.stages) tasks += st.timeline.size();
+  CHECK(threads == 2 * (workload::kStreams + 1));  // the streams and the host thread
+  // Every task of the observed GPUs is an event, with its kind's arguments, and every compute
+  // task that launches kernels one more on the host track.
+  size_t tasks = 0, host_events = 0;
+  for (const auto& st : r.sim.stages) {
+    tasks += st.timeline.size();
+    for (const auto& iv : st.timeline) {
+      const workload::Task& task = r.program.stages[st.pp_rank].tasks[iv.task];
+      host_events += task.kind == workload::TaskKind::compute && task.host_seconds > 0;
+    }
+  }
   const auto xs = events_of(t, "X");
-  CHECK(xs.size() == tasks);
+  CHECK(host_events > 0);
+  CHECK(xs.size() == tasks + host_events);
   bool dispatch = false;
   for (const json& e : xs) {
     const json& a = e.at("args");
@@ -152,6 +160,35 @@ TEST_CASE("Compute-track events add up to compute, host overhead and optimizer",
       CHECK(sum_us / 1e6 == Approx(b.compute_s + b.host_overhead_s + b.optimizer_s).epsilon(1e-9));
     }
   }
+}
+
+TEST_CASE("The host track shows the CPU issuing each compute segment from its start", "[trace][host]") {
+  const auto r = recorded(test::small_moe(4));
+  const json t = traced(r);
+  const int host_track = workload::kStreams;
+  std::map<std::pair<int, double>, json> compute;  // (rank, start) -> compute event
+  for (const json& e : events_of(t, "X"))
+    if (e.at("tid") == 0) compute[{e.at("pid").get<int>(), e.at("ts").get<double>()}] = e;
+  int checked = 0;
+  for (const json& e : events_of(t, "X")) {
+    if (e.at("tid") != host_track) continue;
+    CHECK(e.at("cat") == "host");
+    const auto it = compute.find({e.at("pid").get<int>(), e.at("ts").get<double>()});
+    REQUIRE(it != compute.end());
+    CHECK(it->second.at("name") == e.at("name"));
+    // The CPU is done issuing no later than its segment ends (max-plus: pipelined >= host).
+    CHECK(e.at("dur").get<double>() <= it->second.at("dur").get<double>() + 1e-6);
+    CHECK(e.at("args").at("host_us").get<double>() > 0);
+    CHECK(e.at("dur").get<double>() ==
+          Approx(std::min(e.at("args").at("host_us").get<double>(), it->second.at("dur").get<double>())));
+    ++checked;
+  }
+  // Every compute segment launches kernels, so each has its host event (and the optimizer its own).
+  std::size_t segments = 0;
+  for (const auto& [key, e] : compute) segments += e.at("cat") == "compute";
+  CHECK(static_cast<std::size_t>(checked) >= segments);
+  CHECK(segments > 0);
+  require_nesting(t, r.metrics.step_time_s * 1e6);
 }
 
 TEST_CASE("A 2-stage, 2-micro-batch trace is the hand-checked 1F1B timeline", "[trace]") {

@@ -55,6 +55,8 @@ struct Task {
   // compute
   double seconds = 0;               // duration on an otherwise idle GPU, host launches included
   double gpu_seconds = 0;           // of which the kernels themselves
+  double host_seconds = 0;          // CPU time to issue its kernels, from its start (the CPU starts
+                                    // cold after each communication point: cost/section_cost.hpp)
   double flop = 0;
   double model_flop = 0;
   std::int32_t kernels = 0;
