@@ -1,0 +1,76 @@
+// moesim campaign's output: the run's inputs (step, failure rate, checkpoint, recovery), then
+// time to train, GPU-hours, goodput, interruptions, energy and cost with their spread.
+#include <fmt/format.h>
+
+#include "moesim/campaign/campaign.hpp"
+
+namespace moesim::campaign {
+
+namespace {
+
+constexpr double kDay = 86400, kHour = 3600;
+
+std::string spread_days(const Spread& s) {
+  return fmt::format("{:.2f} days   (5 % {:.2f}, 95 % {:.2f})", s.mean / kDay, s.p5 / kDay, s.p95 / kDay);
+}
+
+}  // namespace
+
+std::string campaign_table(const CampaignResult& r) {
+  const CampaignInputs& in = r.inputs;
+  const CampaignSamples& c = r.samples;
+  std::string out = fmt::format("{}\n  campaign of {:.4g} tokens on {} GPUs, failures as {}\n\n", r.scenario, r.tokens,
+                                r.gpus, r.reliability);
+  out += fmt::format("  step                     {:.3f} s, {:.0f} steps ({:.1f} tokens/s per GPU)\n", r.step_s, r.steps,
+                     r.tokens_per_s_per_gpu);
+  out += fmt::format("  training, no failure     {:.2f} days\n", in.train_s / kDay);
+  out += fmt::format("  interruptions            one every {:.1f} h for the job\n", r.mtbf_s / kHour);
+  out += fmt::format("  checkpoint               {:.2f} TB, {:.1f} s to save, every {:.1f} min of training\n",
+                     r.checkpoint_bytes / 1e12, in.checkpoint_s, in.checkpoint_interval_s / 60);
+  out += fmt::format("  recovery                 {:.1f} min (detection, restart, checkpoint load)\n\n",
+                     in.recovery_s / 60);
+  out += fmt::format("  time to train            {}\n", spread_days(c.wall_s));
+  out += fmt::format("  GPU-hours                {:.4g}\n", r.gpu_hours);
+  out += fmt::format("  goodput                  {:.1f} %   (training over wall-clock time)\n", 100 * c.goodput);
+  out += fmt::format("  interruptions            {:.1f}   (5 % {:.0f}, 95 % {:.0f})\n", c.interruptions.mean,
+                     c.interruptions.p5, c.interruptions.p95);
+  out += fmt::format("  lost to interruptions    {:.2f} days of work redone, {:.2f} days recovering\n",
+                     c.lost_work_s / kDay, c.recovery_total_s / kDay);
+  out += fmt::format("  saving checkpoints       {:.2f} days\n", c.checkpoint_total_s / kDay);
+  out += fmt::format("  energy                   {:.4g} MWh   (the steps run, redone ones included)\n", r.energy_j / 3.6e9);
+  if (r.price_per_gpu_hour > 0)
+    out += fmt::format("  cost                     {:.4g} at {:.4g} per GPU-hour\n", r.cost, r.price_per_gpu_hour);
+  out += fmt::format("  ({} samples, seed {})\n", in.samples, in.seed);
+  return out;
+}
+
+nlohmann::json campaign_json(const CampaignResult& r) {
+  auto spread_json = [](const Spread& s) { return nlohmann::json{{"mean", s.mean}, {"p5", s.p5}, {"p95", s.p95}}; };
+  const CampaignInputs& in = r.inputs;
+  return {{"scenario", r.scenario},
+          {"reliability", r.reliability},
+          {"gpus", r.gpus},
+          {"tokens", r.tokens},
+          {"steps", r.steps},
+          {"step_s", r.step_s},
+          {"train_s", in.train_s},
+          {"mtbf_s", r.mtbf_s},
+          {"checkpoint_bytes", r.checkpoint_bytes},
+          {"checkpoint_s", in.checkpoint_s},
+          {"checkpoint_interval_s", in.checkpoint_interval_s},
+          {"recovery_s", in.recovery_s},
+          {"wall_s", spread_json(r.samples.wall_s)},
+          {"interruptions", spread_json(r.samples.interruptions)},
+          {"goodput", r.samples.goodput},
+          {"gpu_hours", r.gpu_hours},
+          {"lost_work_s", r.samples.lost_work_s},
+          {"recovery_total_s", r.samples.recovery_total_s},
+          {"checkpoint_total_s", r.samples.checkpoint_total_s},
+          {"energy_j", r.energy_j},
+          {"price_per_gpu_hour", r.price_per_gpu_hour},
+          {"cost", r.cost},
+          {"samples", in.samples},
+          {"seed", in.seed}};
+}
+
+}  // namespace moesim::campaign

@@ -1,0 +1,94 @@
+// moesim campaign SCENARIO --tokens 14.8T: the simulated step turned into a whole training run on
+// the cluster's published reliability (configs/reliability/): time to train, GPU-hours, goodput,
+// interruptions, energy and cost.
+#include <cmath>
+#include <memory>
+
+#include "command_files.hpp"
+#include "commands.hpp"
+#include "moesim/campaign/campaign.hpp"
+#include "moesim/config/error.hpp"
+#include "moesim/config/loader.hpp"
+
+namespace moesim::cli {
+
+namespace {
+
+// A token count: a number with an optional K, M, B (or G) or T suffix (powers of 1000).
+double parse_tokens(const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  const std::string suffix = text.substr(used);
+  double scale = 1;
+  if (suffix == "K" || suffix == "k") scale = 1e3;
+  else if (suffix == "M") scale = 1e6;
+  else if (suffix == "B" || suffix == "G") scale = 1e9;
+  else if (suffix == "T") scale = 1e12;
+  else if (!suffix.empty()) used = 0;
+  v *= scale;
+  if (used == 0 || !std::isfinite(v) || v <= 0 || v > 1e18)
+    throw CLI::ValidationError("--tokens", "a token count above 0 and at most 1e18, a number with an optional K, M, "
+                                           "B or T suffix (powers of 1000), e.g. 14.8T; got \"" + text + "\"");
+  return v;
+}
+
+struct CampaignArgs {
+  std::string scenario, configs, output, format = "table", reliability = "llama3-405b-h100", tokens;
+  double interval_min = 0, price = 0;
+  int samples = 200;
+  std::uint64_t seed = 1;
+};
+
+}  // namespace
+
+void add_campaign_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("campaign", "Turn the simulated step into a whole training run: time to train, "
+                                             "GPU-hours, failures, checkpoints, goodput, energy, cost");
+  auto a = std::make_shared<CampaignArgs>();
+  cmd->add_option("scenario", a->scenario, "Scenario JSON file")->required();
+  cmd->add_option("--tokens", a->tokens, "Tokens to train on, e.g. 14.8T (K, M, B, T: powers of 1000)")->required();
+  cmd->add_option("--reliability", a->reliability,
+                  "Failure rates, recovery and checkpoint bandwidth: a name in configs/reliability/ or a JSON file")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-interval-min", a->interval_min,
+                  "Minutes of training between two checkpoints (default: Young/Daly's optimum)")
+      ->check(CLI::Range(1e-3, 1e6));
+  cmd->add_option("--price-per-gpu-hour", a->price, "Price of one GPU-hour, for the cost (default: none)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--samples", a->samples, "Campaigns drawn (failures differ by sample)")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of the failure draws")->capture_default_str();
+  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--configs", a->configs, "configs/ directory (default: found from the scenario)");
+  cmd->add_option("-o,--output", a->output, "Write to this file instead of stdout");
+  cmd->callback([a] {
+    campaign::CampaignOptions o;
+    o.tokens = parse_tokens(a->tokens);
+    o.checkpoint_interval_s = a->interval_min * 60;
+    o.price_per_gpu_hour = a->price;
+    o.samples = a->samples;
+    o.seed = a->seed;
+    config::LoadOptions lo;
+    lo.configs_dir = a->configs;
+    config::InputRecorder recorder;
+    const Scenario s = config::load_scenario(a->scenario, lo);
+    const campaign::ReliabilitySpec reliability =
+        campaign::load_reliability(a->reliability, config::find_configs_dir(a->scenario, a->configs));
+    CommandFiles files;
+    files.inputs_read(recorder, "an input");
+    files.output(a->output, "--output");
+    files.refuse_clashes();
+    driver::RunOptions ro;
+    ro.configs_dir = a->configs;
+    const driver::RunResult run = driver::run_scenario(s, ro);
+    const campaign::CampaignResult r = campaign::plan_campaign(run, reliability, o);
+    emit(a->format == "json" ? campaign::campaign_json(r).dump(2) + "\n" : campaign::campaign_table(r), a->output);
+  });
+}
+
+}  // namespace moesim::cli

@@ -1,0 +1,179 @@
+// A training campaign (issue 39): Young/Daly's interval, the event loop against its closed form,
+// the published interruption rate and effective training time of Llama 3, and DeepSeek-V3's
+// published GPU-hours from moesim's own step.
+#include <cmath>
+#include <limits>
+
+#include <catch2/catch.hpp>
+
+#include "moesim/campaign/campaign.hpp"
+#include "moesim/config/error.hpp"
+#include "run_support.hpp"
+#include "test_reliability_cli.hpp"
+
+using namespace moesim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr double kMinute = 60, kHour = 3600, kDay = 86400;
+
+campaign::CampaignInputs inputs(double train_h, double mtbf_h, double save_min, double interval_min,
+                                double recovery_min, int samples) {
+  campaign::CampaignInputs in;
+  in.train_s = train_h * kHour;
+  in.failures_per_s = mtbf_h > 0 ? 1 / (mtbf_h * kHour) : 0;
+  in.checkpoint_s = save_min * kMinute;
+  in.checkpoint_interval_s = interval_min * kMinute;
+  in.recovery_s = recovery_min * kMinute;
+  in.samples = samples;
+  return in;
+}
+
+const campaign::ReliabilitySpec& llama3() {
+  static const campaign::ReliabilitySpec r = campaign::load_reliability("llama3-405b-h100", test::configs_dir());
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("Daly's checkpoint interval reproduces its published checks", "[campaign][published]") {
+  // reliability reference (Daly, FGCS 22(3) 2006, higher-order form), checkpoint 5 min: MTBF 24 h
+  // -> 117 min, 6 h -> 57 min, 15 min -> 9.1 min.
+  CHECK(campaign::daly_interval_s(5 * kMinute, 24 * kHour) / kMinute == Approx(117).epsilon(0.01));
+  CHECK(campaign::daly_interval_s(5 * kMinute, 6 * kHour) / kMinute == Approx(57).epsilon(0.01));
+  CHECK(campaign::daly_interval_s(5 * kMinute, 15 * kMinute) / kMinute == Approx(9.1).epsilon(0.01));
+  // A save longer than twice the MTBF: save every MTBF. No failures: never.
+  CHECK(campaign::daly_interval_s(3 * kHour, 1 * kHour) == Approx(kHour));
+  CHECK(std::isinf(campaign::daly_interval_s(5 * kMinute, std::numeric_limits<double>::infinity())));
+}
+
+TEST_CASE("Without failures a campaign is its training and its saves, none after the last segment", "[campaign]") {
+  // 10 h saved every 60 min: 9 saves of 2 min.
+  const auto c = campaign::simulate(inputs(10, 0, 2, 60, 5, 3));
+  CHECK(c.wall_s.mean == Approx(10 * kHour + 9 * 2 * kMinute));
+  CHECK(c.wall_s.p5 == c.wall_s.p95);
+  CHECK(c.interruptions.mean == 0);
+  CHECK(c.checkpoint_total_s == Approx(18 * kMinute));
+  CHECK(c.goodput == Approx(10.0 / (10 + 0.3)));
+  // 10.5 h: 10 full segments with their saves, then half a segment without.
+  CHECK(campaign::simulate(inputs(10.5, 0, 2, 60, 5, 1)).wall_s.mean == Approx(10.5 * kHour + 10 * 2 * kMinute));
+  CHECK(campaign::expected_wall_s(inputs(10.5, 0, 2, 60, 5, 1)) == Approx(10.5 * kHour + 10 * 2 * kMinute));
+}
+
+TEST_CASE("The event loop's mean is its closed form (1/rate + recovery)(e^(rate x segment) - 1)", "[campaign]") {
+  // 2,000 h of training, an interruption every 20 h, 3-min saves every 90 min, 15-min recoveries:
+  // about 100 interruptions a campaign, so 300 campaigns put the mean within a few 0.1 %.
+  const auto in = inputs(2000, 20, 3, 90, 15, 300);
+  const auto c = campaign::simulate(in);
+  const double expected = campaign::expected_wall_s(in);
+  CHECK(c.wall_s.mean == Approx(expected).epsilon(0.01));
+  CHECK(c.interruptions.mean == Approx(c.recovery_total_s / in.recovery_s));
+  CHECK(c.wall_s.mean == Approx(in.train_s + c.lost_work_s + c.recovery_total_s + c.checkpoint_total_s));
+  CHECK(c.wall_s.p5 < c.wall_s.mean);
+  CHECK(c.wall_s.mean < c.wall_s.p95);
+  // A longer interval costs more redone work and fewer saves; Daly's optimum beats both ends.
+  const double daly = campaign::daly_interval_s(in.checkpoint_s, 20 * kHour);
+  auto at = [&](double interval_s) {
+    auto x = in;
+    x.checkpoint_interval_s = interval_s;
+    return campaign::expected_wall_s(x);
+  };
+  CHECK(at(daly) < at(daly / 4));
+  CHECK(at(daly) < at(daly * 4));
+}
+
+TEST_CASE("A campaign is the same for one seed and differs across seeds", "[campaign]") {
+  auto in = inputs(500, 10, 2, 60, 10, 20);
+  const auto a = campaign::simulate(in), b = campaign::simulate(in);
+  CHECK(a.wall_s.mean == b.wall_s.mean);
+  CHECK(a.wall_s.p95 == b.wall_s.p95);
+  in.seed = 2;
+  CHECK(campaign::simulate(in).wall_s.mean != a.wall_s.mean);
+}
+
+TEST_CASE("Llama 3's published interruptions: 419 in 54 days on 16,384 GPUs, effective time above 90 %",
+          "[campaign][published]") {
+  const campaign::ReliabilitySpec& r = llama3();
+  // L3 Table 5: 419 unexpected interruptions over 16,384 GPUs x 54 days.
+  CHECK(r.per_gpu_hour() * 16384 * 54 * 24 == Approx(419).epsilon(1e-6));
+  CHECK(r.causes.size() == 18);
+  // L3 §3.3.4: "higher than 90%" effective training time over those 54 days. Its saves: 405B
+  // parameters with BF16 weights, an FP32 master and two FP32 moments (14 bytes each) at Tectonic's
+  // sustained 2 TB/s (§3.3.1): 2.8 s, saved at Daly's interval; its recoveries as the file says.
+  const double save_s = 405e9 * 14 / 2e12;
+  const double mtbf_h = 1 / (r.per_gpu_hour() * 16384);
+  auto in = inputs(0.9 * 54 * 24, mtbf_h, save_s / kMinute, 1, (r.detection_s + r.restart_s + save_s) / kMinute, 50);
+  in.checkpoint_interval_s = campaign::daly_interval_s(in.checkpoint_s, mtbf_h * kHour);
+  const auto c = campaign::simulate(in);
+  CHECK(c.goodput > 0.90);
+  // Interruptions come at the published rate over the time the job runs (not while it recovers).
+  CHECK(c.interruptions.mean == Approx((c.wall_s.mean - c.recovery_total_s) / (mtbf_h * kHour)).epsilon(0.05));
+}
+
+TEST_CASE("DeepSeek-V3's published 2.664M H800 GPU-hours for 14.8T tokens, from moesim's step", "[campaign][published]") {
+  // DSV3 Table 1: pre-training took 2,664K H800 GPU-hours on 2,048 GPUs ("less than two months").
+  const Scenario s = test::bundled("scenarios/deepseek-v3-h800-dualpipe.json");
+  const driver::RunResult run = test::run(s);
+  campaign::CampaignOptions o;
+  o.tokens = 14.8e12;
+  o.samples = 50;
+  const campaign::CampaignResult r = campaign::plan_campaign(run, llama3(), o);
+  CHECK(r.gpu_hours == Approx(2.664e6).epsilon(0.05));
+  CHECK(r.samples.wall_s.mean / kDay < 61);  // "less than two months"
+  // The state a save writes: DeepSeek's recipe keeps an FP32 master and BF16 moments, 8 bytes per
+  // parameter of 685B (reliability reference, 5.5 TB).
+  CHECK(r.checkpoint_bytes == Approx(685e9 * 8).epsilon(0.05));
+  // The whole job's interruptions: the per-GPU rate times its 2,048 GPUs; its recovery loads the save.
+  CHECK(r.mtbf_s == Approx(3600 / (llama3().per_gpu_hour() * 2048)));
+  CHECK(r.inputs.recovery_s ==
+        Approx(llama3().detection_s + llama3().restart_s + r.checkpoint_bytes / llama3().storage_read_bytes_per_s));
+  CHECK(r.inputs.checkpoint_interval_s == Approx(campaign::daly_interval_s(r.inputs.checkpoint_s, r.mtbf_s)));
+  CHECK(r.energy_j > 0);
+  CHECK(r.cost == 0);
+}
+
+TEST_CASE("A campaign that could never finish, or a broken reliability file, is refused by name", "[campaign]") {
+  // An interruption every 5 min against hours between saves: refused, not looped on.
+  CHECK_THROWS_AS(campaign::simulate(inputs(100, 5.0 / 60, 1, 600, 10, 1)), InfeasibleError);
+  test::TempTree tree("campaign-refusals");
+  const auto file = tree.write("bad.json", R"({"name": "x", "exposure_gpu_hours": 100, "interruptions": {"GPU": -3},
+                                              "detection_s": 1, "restart_s": 1, "storage_write_tbytes_per_s": 1,
+                                              "storage_read_tbytes_per_s": 1})");
+  try {
+    campaign::load_reliability(file.string(), test::configs_dir());
+    FAIL("accepted a negative count");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == file.string());
+    CHECK(e.json_path() == "$.interruptions[\"GPU\"]");
+  }
+  const test::CliResult bad_tokens =
+      test::run_cli({"campaign", test::record_json_path().string(), "--tokens", "lots"}, tree.root());
+  CHECK(bad_tokens.code == 2);
+  CHECK_THAT(bad_tokens.err, Contains("--tokens"));
+  const test::CliResult missing =
+      test::run_cli({"campaign", test::record_json_path().string(), "--tokens", "1T", "--reliability", "nowhere"},
+                    tree.root());
+  CHECK(missing.code == 2);
+  CHECK_THAT(missing.err, Contains("nowhere"));
+}
+
+TEST_CASE("moesim campaign prints the run and writes the same figures as JSON", "[campaign]") {
+  test::TempTree tree("campaign-cli");
+  const auto out = tree.root() / "c.json";
+  const test::CliResult r = test::run_cli({"campaign", test::record_json_path().string(), "--tokens", "1T",
+                                           "--samples", "20", "--price-per-gpu-hour", "2", "--format", "json",
+                                           "-o", out.string()},
+                                          tree.root());
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(test::slurp(out));
+  CHECK(j.at("gpus") == 256);
+  CHECK(j.at("tokens").get<double>() == 1e12);
+  CHECK(j.at("cost").get<double>() == Approx(2 * j.at("gpu_hours").get<double>()));
+  CHECK(j.at("wall_s").at("mean").get<double>() >= j.at("train_s").get<double>());
+  const test::CliResult table =
+      test::run_cli({"campaign", test::record_json_path().string(), "--tokens", "1T", "--samples", "20"}, tree.root());
+  REQUIRE(table.code == 0);
+  CHECK_THAT(table.out, Contains("time to train"));
+  CHECK_THAT(table.out, Contains("goodput"));
+}
