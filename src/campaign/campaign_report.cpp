@@ -44,6 +44,25 @@ std::string campaign_table(const CampaignResult& r) {
   return out;
 }
 
+std::string campaign_scaling_table(const std::vector<CampaignResult>& rows) {
+  if (rows.empty()) return "";
+  const CampaignResult& first = rows.front();
+  std::string out = fmt::format("{}\n  campaign of {:.4g} tokens, failures as {}\n\n", first.scenario, first.tokens,
+                                first.reliability);
+  out += fmt::format("  {:>6} {:>9} {:>24} {:>11} {:>8} {:>13} {:>10}{}\n", "GPUs", "step (s)", "days (5 % - 95 %)",
+                     "GPU-hours", "goodput", "interruptions", "MWh", first.price_per_gpu_hour > 0 ? "       cost" : "");
+  for (const CampaignResult& r : rows) {
+    const Spread& w = r.samples.wall_s;
+    out += fmt::format("  {:>6} {:>9.3f} {:>24} {:>11.4g} {:>7.1f}% {:>13.1f} {:>10.4g}{}\n", r.gpus, r.step_s,
+                       fmt::format("{:.2f} ({:.2f} - {:.2f})", w.mean / kDay, w.p5 / kDay, w.p95 / kDay), r.gpu_hours,
+                       100 * r.samples.goodput, r.samples.interruptions.mean, r.energy_j / 3.6e9,
+                       r.price_per_gpu_hour > 0 ? fmt::format(" {:>10.4g}", r.cost) : "");
+  }
+  out += fmt::format("  (the layout at each GPU count with the global batch grown with it; {} samples, seed {})\n",
+                     first.inputs.samples, first.inputs.seed);
+  return out;
+}
+
 nlohmann::json campaign_json(const CampaignResult& r) {
   auto spread_json = [](const Spread& s) { return nlohmann::json{{"mean", s.mean}, {"p5", s.p5}, {"p95", s.p95}}; };
   const CampaignInputs& in = r.inputs;

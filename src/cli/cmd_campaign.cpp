@@ -9,6 +9,7 @@
 #include "moesim/campaign/campaign.hpp"
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
+#include "shared_options.hpp"
 
 namespace moesim::cli {
 
@@ -38,7 +39,7 @@ double parse_tokens(const std::string& text) {
 }
 
 struct CampaignArgs {
-  std::string scenario, configs, output, format = "table", reliability = "llama3-405b-h100", tokens;
+  std::string scenario, configs, output, format = "table", reliability = "llama3-405b-h100", tokens, gpus;
   double interval_min = 0, price = 0;
   int samples = 200;
   std::uint64_t seed = 1;
@@ -63,6 +64,8 @@ void add_campaign_command(CLI::App& app) {
   cmd->add_option("--samples", a->samples, "Campaigns drawn (failures differ by sample)")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of the failure draws")->capture_default_str();
+  cmd->add_option("--gpus", a->gpus, "The same campaign at these GPU counts (weak scaling: the layout kept, the global "
+                                     "batch grown with the GPUs), e.g. 256,512,1024");
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--configs", a->configs, "configs/ directory (default: found from the scenario)");
   cmd->add_option("-o,--output", a->output, "Write to this file instead of stdout");
@@ -85,9 +88,19 @@ void add_campaign_command(CLI::App& app) {
     files.refuse_clashes();
     driver::RunOptions ro;
     ro.configs_dir = a->configs;
-    const driver::RunResult run = driver::run_scenario(s, ro);
-    const campaign::CampaignResult r = campaign::plan_campaign(run, reliability, o);
-    emit(a->format == "json" ? campaign::campaign_json(r).dump(2) + "\n" : campaign::campaign_table(r), a->output);
+    if (a->gpus.empty()) {
+      const campaign::CampaignResult r = campaign::plan_campaign(driver::run_scenario(s, ro), reliability, o);
+      emit(a->format == "json" ? campaign::campaign_json(r).dump(2) + "\n" : campaign::campaign_table(r), a->output);
+      return;
+    }
+    std::vector<campaign::CampaignResult> rows;
+    nlohmann::json all = nlohmann::json::array();
+    for (const Scenario& point : weak_scaling_series(s, a->gpus)) {
+      rows.push_back(campaign::plan_campaign(driver::run_scenario(point, ro), reliability, o));
+      all.push_back(campaign::campaign_json(rows.back()));
+    }
+    emit(a->format == "json" ? nlohmann::json{{"campaigns", all}}.dump(2) + "\n" : campaign::campaign_scaling_table(rows),
+         a->output);
   });
 }
 

@@ -25,39 +25,6 @@ namespace moesim::cli {
 
 namespace {
 
-std::vector<int> parse_gpu_list(const std::string& text) {
-  std::vector<int> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    try {
-      size_t used = 0;
-      const int n = std::stoi(item, &used);
-      if (used != item.size() || n <= 0) throw std::invalid_argument(item);
-      out.push_back(n);
-    } catch (const std::exception&) {
-      throw ConfigError("--gpus", "$", "a comma-separated list of positive GPU counts, got \"" + text + "\"");
-    }
-  }
-  return out;
-}
-
-// The scenarios of a weak-scaling series, checked before any is simulated.
-std::vector<Scenario> series(const Scenario& base, const std::string& gpus) {
-  std::vector<Scenario> out;
-  for (int n : parse_gpu_list(gpus)) {
-    if (n > base.system.max_gpus)
-      throw ConfigError("--gpus", "$", fmt::format("at most {} GPUs on {} (max_gpus of the system), got {}",
-                                                   base.system.max_gpus, base.system.name, n));
-    // Weak scaling grows the global batch with the GPU count; it must still fit in an int.
-    if (const long long batch = static_cast<long long>(base.training.global_batch) * n / base.gpus; batch > INT_MAX)
-      throw ConfigError("--gpus", "$", fmt::format("GPU counts whose scaled global batch fits in 32 bits; {} GPUs "
-                                                   "would need a global batch of {}", n, batch));
-    out.push_back(driver::scaled_to(base, n));
-  }
-  return out;
-}
-
 std::string attribution_text(const std::vector<driver::AttributionStep>& steps, const std::string& format) {
   if (format == "table") return driver::attribution_table(steps);
   sweep::Json rows = sweep::Json::array();
@@ -196,7 +163,7 @@ void add_run_command(CLI::App& app) {
       emit(attribution_text(steps, a->format), a->output);
       return;
     }
-    const std::vector<Scenario> scenarios = a->gpus.empty() ? std::vector<Scenario>{base} : series(base, a->gpus);
+    const std::vector<Scenario> scenarios = a->gpus.empty() ? std::vector<Scenario>{base} : weak_scaling_series(base, a->gpus);
     if (a->samples > 1) {
       run_samples(scenarios, a->samples, a->jobs, ro, a->format, a->output, !a->gpus.empty(), a->gates.gates(),
                   show_progress(a->quiet, a->progress));

@@ -6,9 +6,12 @@
 
 #include <cerrno>
 #include <cmath>
+#include <climits>
 #include <cstdlib>
+#include <sstream>
 
 #include "moesim/config/error.hpp"
+#include "moesim/driver/run.hpp"
 #include "moesim/util/atomic_file.hpp"
 #include "moesim/util/terminal_text.hpp"
 
@@ -107,6 +110,42 @@ std::function<void(const engine::SimProgress&)> SimulationProgress::hook(const s
 
 void SimulationProgress::done() const {
   if (fd_ >= 0 && terminal_) util::write_all(fd_, "\r\033[K");
+}
+
+namespace {
+
+std::vector<int> parse_gpu_list(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t used = 0;
+      const int n = std::stoi(item, &used);
+      if (used != item.size() || n <= 0) throw std::invalid_argument(item);
+      out.push_back(n);
+    } catch (const std::exception&) {
+      throw ConfigError("--gpus", "$", "a comma-separated list of positive GPU counts, got \"" + text + "\"");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Scenario> weak_scaling_series(const Scenario& base, const std::string& gpus) {
+  std::vector<Scenario> out;
+  for (int n : parse_gpu_list(gpus)) {
+    if (n > base.system.max_gpus)
+      throw ConfigError("--gpus", "$", fmt::format("at most {} GPUs on {} (max_gpus of the system), got {}",
+                                                   base.system.max_gpus, base.system.name, n));
+    // Weak scaling grows the global batch with the GPU count; it must still fit in an int.
+    if (const long long batch = static_cast<long long>(base.training.global_batch) * n / base.gpus; batch > INT_MAX)
+      throw ConfigError("--gpus", "$", fmt::format("GPU counts whose scaled global batch fits in 32 bits; {} GPUs "
+                                                   "would need a global batch of {}", n, batch));
+    out.push_back(driver::scaled_to(base, n));
+  }
+  return out;
 }
 
 }  // namespace moesim::cli

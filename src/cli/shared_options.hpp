@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "moesim/batch/progress.hpp"
+#include "moesim/config/specs.hpp"
 #include "moesim/driver/gates.hpp"
 #include "moesim/engine/simulate.hpp"
 
@@ -32,6 +33,10 @@ void add_gate_options(CLI::App* cmd, GateOptions& g, const std::string& efficien
 void require_whole_series(const driver::Gates& gates, bool has_gpu_axis, bool one_shard, const std::string& what);
 // GateFailure listing every miss, and every point that did not run; nothing when all pass.
 void enforce_gates(const driver::Gates& gates, const std::vector<driver::GatePoint>& points);
+
+// The scenarios of a weak-scaling series (--gpus 256,512,1024: the same layout, the global batch
+// grown with the GPU count), checked before any is simulated; ConfigError naming --gpus.
+std::vector<Scenario> weak_scaling_series(const Scenario& base, const std::string& gpus);
 
 // Whether the progress of a batch (validate's steps, search's screening, --samples' seeds) is
 // shown: when stderr is a terminal, or with --progress (CI logs); never with -q.

@@ -177,3 +177,28 @@ TEST_CASE("moesim campaign prints the run and writes the same figures as JSON", 
   CHECK_THAT(table.out, Contains("time to train"));
   CHECK_THAT(table.out, Contains("goodput"));
 }
+
+TEST_CASE("moesim campaign --gpus: twice the GPUs, about half the days and the same GPU-hours", "[campaign]") {
+  test::TempTree tree("campaign-gpus");
+  const auto out = tree.root() / "c.json";
+  const test::CliResult r = test::run_cli({"campaign", test::record_json_path().string(), "--tokens", "2T",
+                                           "--gpus", "256,512", "--samples", "20", "--format", "json", "-o",
+                                           out.string()},
+                                          tree.root());
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(test::slurp(out));
+  REQUIRE(j.at("campaigns").size() == 2);
+  const nlohmann::json &small = j["campaigns"][0], &large = j["campaigns"][1];
+  CHECK(small.at("gpus") == 256);
+  CHECK(large.at("gpus") == 512);
+  // Weak scaling: the step stays about as long, each step carries twice the tokens.
+  CHECK(large.at("steps").get<double>() == Approx(small.at("steps").get<double>() / 2).epsilon(0.01));
+  CHECK(large.at("wall_s").at("mean").get<double>() == Approx(small.at("wall_s").at("mean").get<double>() / 2).epsilon(0.05));
+  CHECK(large.at("gpu_hours").get<double>() == Approx(small.at("gpu_hours").get<double>()).epsilon(0.05));
+  // Twice the GPUs are interrupted twice as often.
+  CHECK(large.at("mtbf_s").get<double>() == Approx(small.at("mtbf_s").get<double>() / 2));
+  const test::CliResult bad = test::run_cli(
+      {"campaign", test::record_json_path().string(), "--tokens", "1T", "--gpus", "256,x"}, tree.root());
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Contains("--gpus"));
+}

@@ -111,5 +111,7 @@ namespace moesim::campaign {
 // What `moesim campaign` prints: a table, or the same figures as JSON (SI units, seconds).
 std::string campaign_table(const CampaignResult& r);
 nlohmann::json campaign_json(const CampaignResult& r);
+// The same campaign at several GPU counts (moesim campaign --gpus): one row each.
+std::string campaign_scaling_table(const std::vector<CampaignResult>& rows);
 
 }  // namespace moesim::campaign
