@@ -121,6 +121,9 @@ TEST_CASE("DeepSeek-V3's published 2.664M H800 GPU-hours for 14.8T tokens, from 
   const campaign::CampaignResult r = campaign::plan_campaign(run, llama3(), o);
   CHECK(r.gpu_hours == Approx(2.664e6).epsilon(0.05));
   CHECK(r.samples.wall_s.mean / kDay < 61);  // "less than two months"
+  // DSV3 §1: "180K H800 GPU hours" and "3.7 days" on 2,048 GPUs per trillion tokens.
+  CHECK(r.gpu_hours / 14.8 == Approx(180e3).epsilon(0.05));
+  CHECK(r.samples.wall_s.mean / kDay / 14.8 == Approx(3.7).epsilon(0.05));
   // The state a save writes: DeepSeek's recipe keeps an FP32 master and BF16 moments, 8 bytes per
   // parameter of 685B (reliability reference, 5.5 TB).
   CHECK(r.checkpoint_bytes == Approx(685e9 * 8).epsilon(0.05));
