@@ -104,10 +104,6 @@ struct CampaignResult {
 CampaignResult plan_campaign(const driver::RunResult& run, const ReliabilitySpec& reliability,
                              const CampaignOptions& options);
 
-}  // namespace moesim::campaign
-
-namespace moesim::campaign {
-
 // What `moesim campaign` prints: a table, or the same figures as JSON (SI units, seconds).
 std::string campaign_table(const CampaignResult& r);
 nlohmann::json campaign_json(const CampaignResult& r);
