@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Fuzzes scenario parsing, validation, the layout and the cost and platform setup
-# (tests/fuzz/fuzz_entry.hpp) with libFuzzer,
-# under ASan and UBSan, for SECONDS seconds (default 60).
+# Fuzzes what moesim reads (tests/fuzz/fuzz_entry.hpp) with libFuzzer, under ASan and UBSan, for
+# SECONDS seconds (default 60): scenarios (parsing, validation, the layout, the cost and platform
+# setup), search files (reading, sizing, the candidates enumerated and screened), sweep files
+# (reading, sizing, the points expanded and loaded) and `moesim collective`'s options (checked
+# and planned in closed form). Nothing is simulated.
 #
 # Usage: scripts/fuzz.sh [SECONDS] [BUILD_DIR]      (default: 60 build-fuzz)
 #   FUZZ_JOBS=n       parallel fuzzing processes (default 1)
 #   FUZZ_REQUIRED=1   fail (exit 1) instead of skipping when clang's libFuzzer is missing
 #
 # Seeds: scenarios/, configs/, tests/fuzz/seeds/ (each config inline as an override, small valid
-# layouts; tests/fuzz/make_seeds.py writes them) and tests/fuzz/regressions/. The corpus the
-# fuzzer grows is kept in BUILD_DIR/corpus and reused by the next run.
+# layouts, the bundled search and sweep files and variants, collective option sets;
+# tests/fuzz/make_seeds.py writes them) and tests/fuzz/regressions/. The corpus the fuzzer grows
+# is kept in BUILD_DIR/corpus and reused by the next run. At the end it prints, per target, how
+# many executions and how many corpus inputs were accepted (reached the layout, the expansion or
+# the plan) and how the others were rejected.
 #
 # Exit: 0 nothing found; 1 a finding (crash, sanitizer report, timeout, out-of-memory), saved
 # in BUILD_DIR/findings/ -- fix it, then keep the input in tests/fuzz/regressions/ (replayed by
@@ -72,4 +77,10 @@ if [ "$rc" -ne 0 ]; then
   ls -1 "$findings" >&2
   exit 1
 fi
+echo "fuzz: executions by target and outcome:"
+grep -E '^moesim-fuzz: target' "$log" | tail -4 || true
+# The corpus by target: each input run once (no fuzzing), the counts printed at exit.
+"$fuzzer" -runs=0 "$corpus" >"$build/corpus-targets.log" 2>&1 || true
+echo "fuzz: corpus inputs by target and outcome:"
+grep -E '^moesim-fuzz: target' "$build/corpus-targets.log" || true
 echo "fuzz: no finding in ${seconds} s ($(ls "$corpus" | wc -l) corpus files)"

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <climits>
+
+#include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
 #include "moesim/cost/kernel_model.hpp"
 #include "moesim/driver/checks.hpp"
@@ -53,8 +56,20 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
 Scenario scaled_to(const Scenario& s, int gpus) {
   Scenario out = s;
   out.gpus = gpus;
-  // Weak scaling keeps the per-replica batch: the global batch grows with data parallelism.
-  out.training.global_batch = static_cast<int>(static_cast<long long>(s.training.global_batch) * gpus / s.gpus);
+  // Weak scaling keeps the per-replica batch: the global batch grows with data parallelism. It
+  // must stay a whole, positive int: a sweep's or a search's GPU count once wrapped it negative
+  // or shrank it to 0 sequences, and the layout's refusal blamed that batch (found by fuzzing).
+  const long long batch = static_cast<long long>(s.training.global_batch) * gpus / s.gpus;
+  if (batch > INT_MAX)
+    throw InfeasibleError(fmt::format("{} GPUs: weak scaling would grow the global batch from {} at {} GPUs to {}, "
+                                      "beyond 2^31 - 1 = {}: use fewer GPUs or a smaller global batch",
+                                      gpus, s.training.global_batch, s.gpus, batch, INT_MAX));
+  if (batch < 1)
+    throw InfeasibleError(fmt::format("{} GPUs: weak scaling would shrink the global batch from {} at {} GPUs to {:g} "
+                                      "sequences: use more GPUs or a larger global batch",
+                                      gpus, s.training.global_batch, s.gpus,
+                                      static_cast<double>(s.training.global_batch) * gpus / s.gpus));
+  out.training.global_batch = static_cast<int>(batch);
   out.layout.dp = 0;
   out.name = fmt::format("{} @ {} GPUs", s.name, gpus);
   if (out.published) out.published.reset();  // the published figure belongs to the original size

@@ -14,11 +14,6 @@
 
 namespace moesim::search {
 
-namespace {
-
-// The base scenario as a sweep point: its file, the search's "set" values, its GPU count. A
-// candidate's simulation is this point with the candidate's settings patched in, read by the
-// same strict reader as a scenario file.
 sweep::Point base_point(const SearchSpec& spec) {
   sweep::Point p;
   p.base = spec.base;
@@ -28,6 +23,8 @@ sweep::Point base_point(const SearchSpec& spec) {
   p.scaling = sweep::GpuScaling::weak;
   return p;
 }
+
+namespace {
 
 // Result columns a candidate row takes from the simulation's sweep row, in order.
 const std::vector<std::string> kSimulatedColumns = {

@@ -118,8 +118,9 @@ class SearchReader : public config::StrictJson {
 
 }  // namespace
 
-SearchSpec load_search(const fs::path& file) {
-  const json j = config::read_json_file(file);
+SearchSpec load_search(const fs::path& file) { return load_search_json(config::read_json_file(file), file); }
+
+SearchSpec load_search_json(const json& j, const fs::path& file) {
   const SearchReader r(file.string());
   r.allow_keys(j, "$", {"name", "description", "base", "gpus", "set", "space", "simulate"});
   SearchSpec s;

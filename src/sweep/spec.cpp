@@ -18,6 +18,9 @@ using nlohmann::json;
 
 namespace {
 
+// GPU counts: integers up to 2^24 (the scenario schema's bound on integers, config/reader.hpp).
+constexpr long long kMaxGpuCount = 1 << 24;
+
 class SweepReader : public config::StrictJson {
  public:
   explicit SweepReader(fs::path file) : StrictJson(file.string()), file_(std::move(file)) {}
@@ -44,8 +47,10 @@ class SweepReader : public config::StrictJson {
       out.gpu_count = true;
       out.name = a.contains("name") ? string_at(a, "name", at, true) : "gpus";
       for (const json& n : array_at(a, "gpus", at)) {
-        if (!n.is_number_integer() || n.get<long long>() <= 0)
-          fail(at + ".gpus", "a list of positive GPU counts; got " + n.dump());
+        // Bounded as the scenario's integers are: a count beyond an int once ran the point at
+        // its value modulo 2^32 while its row showed the count given (found by fuzzing).
+        if (!n.is_number_integer() || n.get<long long>() <= 0 || n.get<long long>() > kMaxGpuCount)
+          fail(at + ".gpus", fmt::format("a list of GPU counts from 1 to {}; got {}", kMaxGpuCount, n.dump()));
         out.values.push_back(n);
       }
       const std::string mode = a.contains("mode") ? string_at(a, "mode", at, true) : "weak";
@@ -127,8 +132,9 @@ const Axis* SweepSpec::gpu_axis() const {
   return nullptr;
 }
 
-SweepSpec load_sweep(const fs::path& file) {
-  const json j = config::read_json_file(file);
+SweepSpec load_sweep(const fs::path& file) { return load_sweep_json(config::read_json_file(file), file); }
+
+SweepSpec load_sweep_json(const json& j, const fs::path& file) {
   const SweepReader r(file);
   r.allow_keys(j, "$", {"name", "description", "base", "points", "axes"});
   SweepSpec s;

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Writes tests/fuzz/seeds/: scenarios derived from scenarios/ and configs/ that reach every
 schema (each config file given inline as an override of its reference), small layouts that
-reach a valid plan, and tests/fuzz/moesim.dict (every key of `moesim schema`, the names in
-configs/, the enum values and the layout alphabet) for libFuzzer's -dict.
+reach a valid plan, the bundled search and sweep files and small variants of them ({"search":
+...}, {"sweep": ...}), option sets of `moesim collective` ({"collective": ...}), and
+tests/fuzz/moesim.dict (every key of `moesim schema`, the names in configs/, the enum values,
+the layout alphabet, the keys of search and sweep files and the collective options) for
+libFuzzer's -dict.
 
 Usage: tests/fuzz/make_seeds.py [path/to/moesim]   (the binary gives the key list)
 Re-run it when configs/ or the schema change; the seeds are inputs, not expectations."""
@@ -40,6 +43,11 @@ def small(**layout):
                   "moe": {"first_dense_layers": 1}}
     s["layout"] = {"tp": 1, "pp": 2, "vpp": 1, "ep": 32, "etp": 1, "cp": 1, "gpus_per_domain": 32}
     s["layout"].update(layout)
+    # Megatron overlaps EP only with virtual stages when it pipelines, and delays weight
+    # gradients only with that overlap (the record's stack enables both): off without virtual
+    # stages, so the seed stays valid.
+    if s["layout"].get("vpp", 1) == 1 and s["layout"]["pp"] > 1:
+        s["recipe"] = {"ep_overlap": False, "delay_wgrad": False}
     return s
 
 
@@ -47,7 +55,10 @@ def small(**layout):
 for kind, key in (("systems", "system"), ("models", "model"), ("stacks", "stack")):
     for f in sorted((configs / kind).glob("*.json")):
         s = json.loads(json.dumps(record))
-        s[key] = {"base": f.stem, **without_sources(json.loads(f.read_text()))}
+        doc = without_sources(json.loads(f.read_text()))
+        s[key] = {"base": f.stem, **doc}
+        if doc.get("nvlink_domain_gpus", 72) < s["layout"]["gpus_per_domain"]:
+            s["layout"]["gpus_per_domain"] = 0  # the record's 64 per domain do not fit an HGX node
         write(f"{key}-{f.stem}", s)
 for f in sorted((configs / "hardware").glob("*.json")):
     s = json.loads(json.dumps(record))
@@ -71,6 +82,73 @@ dense["layout"]["tp"] = 8
 write("small-dense-tp8", dense)
 write("small-published", {**small(), "published": record["published"]})
 
+# Search files (tests/fuzz/fuzz_batches.hpp reads them as if they stood in scenarios/search/):
+# the bundled ones, and small spaces over each kind of axis so that mutations start near inputs
+# whose candidates are enumerated and screened.
+for f in sorted((root / "scenarios" / "search").glob("*.json")):
+    write(f"search-{f.stem}", {"search": json.loads(f.read_text())})
+
+
+def search(name, **fields):
+    write(f"search-{name}", {"search": {"name": name, "base": "../gb300-256-record.json", **fields}})
+
+
+search("small-layouts", space={"layout": {"tp": [1, 2], "pp": [2, 4], "vpp": [1, 2], "ep": [16, 32]},
+                               "training": {"micro_batch": [1]},
+                               "recipe": {"recompute": [[]], "ep_overlap": [False], "delay_wgrad": [False]}})
+search("schedules", simulate=3,
+       space={"layout": {"tp": [1], "pp": [2, 4], "vpp": [1, 2], "ep": [32], "schedule": ["1f1b", "zb-h1", "dualpipev"],
+                         "pipeline_layout": ["", "Et*3|(tt|)*5tL"]},
+              "training": {"micro_batch": [1]},
+              "recipe": {"recompute": [[], ["moe_act"], ["mla_up_proj", "moe_act"]], "ep_overlap": [True],
+                         "delay_wgrad": [False]}})
+search("set-and-gpus", gpus=512, set={"layout.gpus_per_domain": 64, "training.global_batch": 8192},
+       space={"layout": {"tp": [1], "pp": [2], "ep": [32, 64]}, "training": {"micro_batch": [1, 2]},
+              "recipe": {"recompute": [[]], "ep_overlap": [False, True], "delay_wgrad": [False],
+                         "dispatcher": ["deepep", "hybridep"]}})
+search("gb200-base", base="../published/gb200-bf16-2511.json",
+       space={"layout": {"pp": [4, 8], "ep": [32, 64], "cp": [1]}, "recipe": {"recompute": [[]]}})
+
+# Sweep files (as if they stood in scenarios/sweeps/): the bundled ones, and variants with
+# scenario-path axes, listed points with their own settings, and strong scaling.
+for f in sorted((root / "scenarios" / "sweeps").glob("*.json")):
+    write(f"sweep-{f.stem}", {"sweep": json.loads(f.read_text())})
+
+
+def sweep(name, **fields):
+    write(f"sweep-{name}", {"sweep": {"name": name, **fields}})
+
+
+sweep("path-axes", base="../gb300-256-record.json",
+      axes=[{"path": "layout.pp", "values": [2, 4]}, {"path": "system.nic_gbits_per_s", "values": [400, 800],
+                                                       "name": "nic"}])
+sweep("listed-points", base="../gb300-256-record.json",
+      points=[{"label": "record"}, {"label": "gb200", "set": {"system": "gb200-nvl72"}},
+              {"label": "bf16", "base": "../published/gb300-bf16-2511.json", "set": {"layout.ep": 32}}],
+      axes=[{"gpus": [256, 512], "mode": "strong"}])
+sweep("gpus-and-domains", base="../gb300-256-ep64-two-racks.json",
+      axes=[{"gpus": [128, 256, 1024]}, {"path": "layout.gpus_per_domain", "values": [0, 64, 72]}])
+
+# Options of `moesim collective` (keys: the long options without dashes, with underscores).
+collectives = {
+    "ep-dispatch-default": {},
+    "ep-combine-hybridep-two-domains": {"op": "ep-combine", "dispatcher": "hybridep", "ranks": 128},
+    "ep-dispatch-alltoall-bf16": {"dispatcher": "alltoall", "fp8": False, "ranks": 64, "tokens": 8192},
+    "ep-dispatch-groups": {"ranks": 64, "experts": 256, "topk": 8, "groups": 8, "topk_groups": 4, "sms": 20},
+    "ep-dispatch-kernels": {"system": "hgx-b200", "ep": 8, "kernels": "deepep-v2", "gpus_per_domain": 8},
+    "ep-dispatch-uneven-domains": {"ranks": 64, "gpus_per_domain": 36, "system": "gb200-nvl72"},
+    "all-reduce-sizes": {"op": "all-reduce", "ranks": 8, "bytes": "1K,1M,128M,1G"},
+    "all-reduce-ring-old-nccl": {"op": "all-reduce", "system": "hgx-h100", "ranks": 16, "algo": "ring",
+                                 "nccl_version": "2.18.5", "bytes": "64M"},
+    "all-reduce-no-nvls": {"op": "all-reduce", "system": "gb200-nvl72", "ranks": 72, "nvls": False},
+    "all-gather-racks": {"op": "all-gather", "ranks": 144, "bytes": "16M"},
+    "reduce-scatter-ring": {"op": "reduce-scatter", "system": "hgx-h100", "ranks": 32, "algo": "ring", "bytes": "1K,64M"},
+    "all-to-all": {"op": "all-to-all", "ranks": 32, "bytes": "256M"},
+    "send-recv": {"op": "send-recv", "ranks": 2, "bytes": "8M", "stack": "megatron-core-baseline"},
+}
+for name, options in collectives.items():
+    write(f"collective-{name}", {"collective": options})
+
 # Dictionary: schema keys, config names, enum values, layout alphabet.
 binary = sys.argv[1] if len(sys.argv) > 1 else str(root / "build" / "moesim")
 schema = subprocess.run([binary, "schema"], check=True, capture_output=True, text=True).stdout
@@ -83,6 +161,17 @@ for choices in re.findall(r"one of ([^|]*)", schema):  # enum values, e.g. layou
 for kind in ("systems", "models", "stacks", "hardware", "dispatchers"):
     tokens.update(f.stem for f in (configs / kind).glob("*.json"))
 tokens.update(["base", "sources", "*", "E", "L", "t", "m", "|", "(", ")", "*", "Et|", "(tt|)*"])
+# Search and sweep files, the targets' envelopes, the collective options and their values.
+tokens.update(["search", "sweep", "collective", "name", "description", "set", "space", "simulate", "gpus",
+               "points", "axes", "label", "path", "values", "mode", "weak", "strong", "layout", "training", "recipe",
+               "../gb300-256-record.json", "../published/gb200-bf16-2511.json", "layout.", "system.", "training.",
+               "model.", "recipe."])
+for options in collectives.values():
+    tokens.update(options.keys())
+    tokens.update(v for v in options.values() if isinstance(v, str))
+tokens.update(["op", "ranks", "bytes", "algo", "nvls", "nccl_version", "dispatcher", "kernels", "sms", "fp8",
+               "ep-dispatch", "ep-combine", "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "send-recv",
+               "ring", "tree", "nvls_tree", "pat", "alltoall", "deepep", "hybridep", "K", "M", "G", "2.28"])
 tokens.discard("")
 numbers = ["0", "-1", "1", "2147483647", "2147483648", "-2147483648", "1e12", "1e308", "0.5",
            "4294967296", "18446744073709551616", "1e306", "1e-308", "1e-300", "-0.5"]

@@ -60,9 +60,9 @@ TEST_CASE("gate_failures names each point and value that misses a threshold", "[
   g.min_scaling_efficiency = 0.97;
   g.max_step_time_s = 10;
   g.min_tflops_per_gpu = 1000;
-  const std::vector<driver::GatePoint> points = {{"gpus=256", 9.0, 1500.0, 1.0},
-                                                 {"gpus=1024", 11.0, 900.0, 0.9612},
-                                                 {"gpus=2048", std::nullopt, std::nullopt, std::nullopt}};
+  const std::vector<driver::GatePoint> points = {{"gpus=256", 9.0, 1500.0, 1.0, ""},
+                                                 {"gpus=1024", 11.0, 900.0, 0.9612, ""},
+                                                 {"gpus=2048", std::nullopt, std::nullopt, std::nullopt, ""}};
   const auto f = driver::gate_failures(g, points);
   REQUIRE(f.size() == 6);
   CHECK(f[0] == "gpus=1024: scaling efficiency 96.12 % is below --min-scaling-efficiency 97.00 %");

@@ -50,6 +50,7 @@ std::filesystem::path calibration_path(const Scenario& s, const RunOptions& opti
 RunResult run_scenario(const Scenario& s, const RunOptions& options);
 
 // Weak scaling: the same layout at another GPU count, the global batch grown with DP.
+// InfeasibleError when that batch would pass 2^31 - 1 or fall below one sequence.
 Scenario scaled_to(const Scenario& s, int gpus);
 
 }  // namespace moesim::driver

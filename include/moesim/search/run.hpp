@@ -41,6 +41,11 @@ inline constexpr std::uint64_t kMaxCandidates = 1000000;
 inline constexpr double kBytesPerCandidate = 1000;
 inline constexpr double kCoreSecondsPerCandidate = 2.4e-3;
 
+// The base scenario as a sweep point: its file, the search's "set" values, its GPU count. A
+// candidate's simulation is this point with the candidate's settings patched in, read by the
+// same strict reader as a scenario file (sweep::point_scenario).
+sweep::Point base_point(const SearchSpec& spec);
+
 // The space's size and cost, counted before a candidate is built (count_candidates).
 batch::BatchEstimate estimate_search(const Space& space, int jobs);
 

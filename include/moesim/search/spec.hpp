@@ -38,5 +38,8 @@ struct SearchSpec {
 // Strict: unknown keys, wrong types, values outside their range or unknown to the schema
 // (recompute modules, schedules) are ConfigErrors naming the file and the JSON path.
 SearchSpec load_search(const std::filesystem::path& file);
+// The same for a document already parsed (config::parse_json_text): `file` is where it stands
+// (its base scenario is named relative to it) and what its errors name.
+SearchSpec load_search_json(const nlohmann::json& document, const std::filesystem::path& file);
 
 }  // namespace moesim::search

@@ -97,6 +97,9 @@ FieldValues field_values(const config::StrictJson& reader, const nlohmann::json&
 // Strict, like every configuration reader: unknown keys, wrong types, unreadable base
 // scenarios and clashing column names are ConfigErrors naming the file and the JSON path.
 SweepSpec load_sweep(const std::filesystem::path& file);
+// The same for a document already parsed (config::parse_json_text): `file` is where it stands
+// (base scenarios are named relative to it) and what its errors name.
+SweepSpec load_sweep_json(const nlohmann::json& document, const std::filesystem::path& file);
 
 std::vector<Point> expand(const SweepSpec& spec);
 
