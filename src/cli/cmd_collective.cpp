@@ -145,8 +145,8 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--op", o->request.op, "ep-dispatch, ep-combine (as the dispatchers' benchmarks run them: the dispatch with the router's probabilities, the combine without), all-reduce, all-gather, reduce-scatter, all-to-all, send-recv")
       ->check(CLI::IsMember(driver::collective_op_names()))
       ->capture_default_str();
-  cmd->add_option("--ranks,--ep", o->request.ranks, "ranks of the group (GPUs 0..n-1)")
-      ->check(CLI::Range(1, driver::kMaxCollectiveCount))
+  cmd->add_option("--ranks,--ep", o->request.ranks, "ranks of the group (GPUs 0..n-1), at least 2")
+      ->check(CLI::Range(2, driver::kMaxCollectiveCount))
       ->capture_default_str();
   cmd->add_option("--gpus-per-domain", o->request.gpus_per_domain, "GPUs used per NVLink domain (0: the whole domain)")
       ->check(CLI::Range(0, driver::kMaxCollectiveCount));

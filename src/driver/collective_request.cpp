@@ -141,7 +141,7 @@ void check_option_values(const CollectiveRequest& r) {
   check_member("--op", r.op, collective_op_names());
   check_member("--dispatcher", r.dispatcher, ep_dispatcher_names());
   if (!r.algo.empty()) check_member("--algo", r.algo, forceable_algorithm_names());
-  check_range("--ranks", r.ranks, 1);
+  check_range("--ranks", r.ranks, 2);  // one rank moves nothing: its bandwidth would be inf or NaN
   check_range("--gpus-per-domain", r.gpus_per_domain, 0);
   check_range("--tokens", r.tokens, 0);
   check_range("--hidden", r.hidden, 1);
@@ -181,8 +181,8 @@ PlannedCollective plan_collective_request(const CollectiveRequest& o, const std:
     throw CollectiveOptionError("--nccl-version", "applies to NCCL collectives, not to " + o.op);
   if (!o.kernels.empty() && (!ep_op || o.dispatcher == "alltoall"))
     throw CollectiveOptionError("--kernels", "applies to ep-dispatch and ep-combine with deepep or hybridep");
-  if (o.ranks < 1 || o.ranks > system.max_gpus)
-    throw CollectiveOptionError("--ranks", fmt::format("1..{} GPUs on {}", system.max_gpus, system.name));
+  if (o.ranks < 2 || o.ranks > system.max_gpus)
+    throw CollectiveOptionError("--ranks", fmt::format("2..{} GPUs on {}", system.max_gpus, system.name));
   if (ep_op) check_routing(o, system);
   if (o.gpus_per_domain > system.domain_gpus)
     throw CollectiveOptionError("--gpus-per-domain", fmt::format("at most the {} GPUs of an NVLink domain of {}; got {}",
