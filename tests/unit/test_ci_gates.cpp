@@ -113,7 +113,7 @@ TEST_CASE("sweep --min-scaling-efficiency gates each series", "[ci-gates]") {
   CHECK_THAT(no_axis.err, Contains("a sweep with a GPU-count axis"));
 }
 
-TEST_CASE("validate exits 1 when a run is outside its tolerance, 0 when all are inside", "[ci-gates]") {
+TEST_CASE("validate exits 1 when a run is outside its tolerance, 0 when all are inside", "[ci-gates][end-to-end]") {
   const TempTree tree("gate-validate");
   const fs::path published = tree.root() / "published";
   fs::create_directories(published);

@@ -48,7 +48,7 @@ double tflops(const Scenario& s) {
 
 }  // namespace
 
-TEST_CASE("NVFP4 is about 1.35-1.4x FP8 end to end, as published", "[cost][components]") {
+TEST_CASE("NVFP4 is about 1.35-1.4x FP8 end to end, as published", "[cost][components][end-to-end]") {
   SECTION("GB300 NVL72, MB-A 26.06: x1.351") {
     const double fp8 = tflops(llama405b("gb300-nvl72", 8, 4, Precision::fp8));
     const double fp4 = tflops(llama405b("gb300-nvl72", 8, 4, Precision::nvfp4));

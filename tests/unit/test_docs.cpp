@@ -76,7 +76,7 @@ int run_documented(bool (*wanted)(const std::string&)) {
 
 }  // namespace
 
-TEST_CASE("Every quick moesim command in README.md and docs/quickstart.md runs", "[docs]") {
+TEST_CASE("Every quick moesim command in README.md and docs/quickstart.md runs", "[docs][end-to-end]") {
   CHECK(run_documented([](const std::string& c) { return !slow(c); }) > 0);
 }
 

@@ -90,7 +90,7 @@ TEST_CASE("Negative and zero counts print sane ranges", "[messages-42]") {
   CHECK(jobs.err.size() < 200);  // was: a 309-digit upper bound
   const test::CliResult ranks = messages42_collective(tree, {"--ranks", "0"});
   CHECK(ranks.code == 2);
-  CHECK_THAT(ranks.err, Contains("--ranks") && Contains("1 to 16777216"));
+  CHECK_THAT(ranks.err, Contains("--ranks") && Contains("2 to 16777216"));
   CHECK(ranks.err.size() < 200);
   for (const char* option : {"--tokens", "--hidden", "--experts", "--topk", "--groups", "--topk-groups",
                              "--gpus-per-domain", "--sms"}) {
@@ -179,7 +179,7 @@ TEST_CASE("A sweep's or a search's typo is named in its own file and JSON path",
   CHECK_THAT(s.err, Contains("search.json: $.set.layout.tpp: a dotted path to a key of the scenario"));
 }
 
-TEST_CASE("validate shows every failing row whole, however many fail", "[messages-42]") {
+TEST_CASE("validate shows every failing row whole, however many fail", "[messages-42][end-to-end]") {
   const TempTree tree("msg42-validate");
   const fs::path published = tree.root() / "published";
   fs::create_directories(published);

@@ -181,7 +181,7 @@ TEST_CASE("validate's table names each gap experiment in one line; --explain and
 }
 
 TEST_CASE("validate --format json and --progress: steps on stderr, the same output with and without",
-          "[progress][validate-format]") {
+          "[progress][validate-format][end-to-end]") {
   const TempTree tree("validate-progress");
   const std::vector<std::string> args = small_validation(tree);
   const test::CliResult shown = run_cli(cli_args_plus(args, {"--format", "json", "--progress"}), tree.root());
