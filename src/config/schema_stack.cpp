@@ -110,7 +110,7 @@ void describe_recipe(Reader& r, RecipeSpec& s) {
                .optional(),
            s.cuda_graphs, kGraphScopes);
   r.choices(key("recompute", "modules recomputed in the backward pass").optional(), s.recompute, recompute_modules());
-  r.boolean(key("fused_permute", "permutation fused with the scale allocation (moe_permute_fusion)").optional(),
+  r.boolean(key("fused_permute", "MLM-G step 1: TE PR 1927's permute kernel and the bulk MXFP8 scale allocation").optional(),
             s.fused_permute);
   r.boolean(key("cross_entropy_fusion", "cross-entropy fused into one kernel over BF16 logits "
                                         "(cross_entropy_loss_fusion)").optional(),

@@ -44,15 +44,19 @@ enum class QuantAfter { norm, other };
 // gradient) from the same read; the backward quantises the incoming gradient the same way.
 //  - fp8 (per-tensor current scaling): an amax pass, then the scaled cast: two reads.
 //  - fp8_blockwise: one pass, FP32 scales per 1x128 block.
-//  - mxfp8: one pass, E8M0 scales per 32 elements. Unfused (MLM-G §2.1.2-2.1.5) it also
-//    allocates the row- and column-wise scale buffers (two torch.zeros kernels, removed with the
-//    permute/allocation fusion) and swizzles the scales (fused later); after a norm the whole
-//    cast disappears into the norm with cuDNN's fused norm+quantise.
+//  - mxfp8: one pass, E8M0 scales per 32 elements. Before the fused swizzle (MLM-G §2.1.3, TE PR
+//    2019, history step 8) it also swizzles the scales in a kernel of its own, and zero-fills the
+//    row- and column-wise scale buffers first: two torch.zeros kernels per tensor (TE v2.4-v2.6
+//    quantizer.cpp, `at::zeros` for each scale_inv). The bulk allocation (MLM-G §2.1.2, TE PRs
+//    1793/1934/2134, step 1) serves a GroupedLinear's split quantisation from one buffer, so
+//    the experts' scales take one torch.zeros for the whole group (TE v2.6 cast.cpp), added by
+//    the caller (`grouped`); other tensors keep their two until the fused swizzle zero-pads.
+//    After a norm the whole cast disappears into the norm with cuDNN's fused norm+quantise.
 //  - nvfp4: an amax pass for the per-tensor FP32 scale, then one pass writing E2M1 values with
 //    E4M3 scales per 16 elements; the column-wise copy goes through a 16x16 random Hadamard
 //    transform and gradients are stochastically rounded inside the same cast kernel.
 void add_quantize(std::vector<Op>& ops, const Shard& s, std::string name, double elements,
-                  const std::string& module, QuantAfter after = QuantAfter::other) {
+                  const std::string& module, QuantAfter after = QuantAfter::other, bool grouped = false) {
   const Precision p = s.precision;
   if (p == Precision::bf16) return;
   const double cast = elements * (kBf16Bytes + 2 * quantized_bytes(p));
@@ -63,7 +67,8 @@ void add_quantize(std::vector<Op>& ops, const Shard& s, std::string name, double
     case Precision::fp8_blockwise: ops.push_back(memory(std::move(name), cast, module, 1)); break;
     case Precision::mxfp8: {
       if (after == QuantAfter::norm && s.fused_quantization) return;
-      const int kernels = 1 + (s.fused_permute ? 0 : 2) + (s.fused_swizzle ? 0 : 1);
+      const bool zero_filled_alone = !s.fused_swizzle && !(grouped && s.fused_permute);
+      const int kernels = 1 + (zero_filled_alone ? 2 : 0) + (s.fused_swizzle ? 0 : 1);
       ops.push_back(memory(std::move(name), cast, module, kernels));
       break;
     }
@@ -253,16 +258,16 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
       s.fp8_dispatch ? 1.0 + kMxScaleBytesPerElement : kBf16Bytes;
   // FP8 dispatch quantises each token once, before it is copied to its experts.
   if (s.fp8_dispatch) add_quantize(p.router.ops, s, "quantize_dispatch", routed_tokens * h, "moe");
-  // Permutation reads each token once and writes one row per (token, expert); unfused it also
-  // builds the row map and allocates scales in separate passes over the copies.
+  // Permutation reads each token once and writes one row per (token, expert), in one fused
+  // kernel (--moe-permute-fusion, already in MLM-G's baseline, §1 item 4).
   const double token_bytes = routed_tokens * h * dispatch_elem_bytes;
   const double row_bytes = permuted * dispatch_elem_bytes;
-  Op permute = s.fused_permute ? memory("permute_fused", token_bytes + row_bytes, "moe", 1)
-                                : memory("permute", token_bytes + 2 * row_bytes, "moe", 4);
-  // MLM-G §2.1.1: the permute kernel before TE PR 1927 was "clearly abnormal", the fused one
-  // "up to a 10x unit speedup"; step 1 gained 7 % end to end, which bounds the average kernel at
-  // about 3x slower than the fused one: we take 1/3 of the bandwidth.
-  if (!s.fused_permute) permute.bandwidth_scale = 1.0 / 3;
+  Op permute = memory("permute", token_bytes + row_bytes, "moe", 1);
+  // MLM-G §2.1.1: the permute kernel before TE PR 1927 (`fused_permute` false) was "clearly
+  // abnormal", PR 1927 gave "up to a 10x unit speedup"; an assumption, bounded by step 1's 7 %
+  // end to end: the average kernel about 3x slower, 1/3 of the bandwidth (the unpermute too).
+  const double permute_bandwidth_scale = s.fused_permute ? 1.0 : 1.0 / 3;
+  permute.bandwidth_scale = permute_bandwidth_scale;
   p.router.ops.push_back(permute);
   p.comm.ep_tokens = routed_tokens;
   p.comm.ep_dispatch_token_bytes = h * dispatch_elem_bytes;
@@ -282,37 +287,41 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
   // each expert's GEMM as launches of their own (split_quantize, one cuBLAS call per GEMM on its
   // streams; TE1499); from 2.13/2.14 one grouped quantisation and one grouped GEMM serve them all.
   const int launches_per_group = s.per_expert_launches ? local_experts : 1;
-  const auto per_expert = [&](std::size_t first) {
+  // After the per-expert launches, the group's one torch.zeros of its bulk scale buffer (between
+  // the bulk allocation and the fused swizzle; add_quantize): row- and column-wise E8M0 scales.
+  const auto per_expert = [&](std::size_t first, double quantized_elements) {
     for (std::size_t i = first; i < p.experts.ops.size(); ++i) {
       p.experts.ops[i].kernels *= launches_per_group;
       p.experts.ops[i].backward_kernels *= launches_per_group;
     }
+    if (s.precision == Precision::mxfp8 && s.fused_permute && !s.fused_swizzle && quantized_elements > 0)
+      p.experts.ops.push_back(memory("zero_scale_buffer", 2 * quantized_elements * kMxScaleBytesPerElement, "moe", 1));
   };
   std::size_t first_op = p.experts.ops.size();
-  if (!s.fp8_dispatch) add_quantize(p.experts.ops, s, "quantize_expert_in", rows * h, "moe");
+  if (!s.fp8_dispatch) add_quantize(p.experts.ops, s, "quantize_expert_in", rows * h, "moe", QuantAfter::other, true);
   Op gate_up = gemm("expert_gate_up", rows_per_expert, h, 2 * ffn, "moe");
   gate_up.kind = OpKind::grouped_gemm;
   gate_up.groups = local_experts;
   p.experts.ops.push_back(gate_up);
-  per_expert(first_op);
+  per_expert(first_op, s.fp8_dispatch ? 0.0 : rows * h);
   p.experts.ops.push_back(swiglu("expert_swiglu", rows, ffn, "moe_act"));
   first_op = p.experts.ops.size();
-  add_quantize(p.experts.ops, s, "quantize_expert_act", rows * ffn, "moe_act");
+  add_quantize(p.experts.ops, s, "quantize_expert_act", rows * ffn, "moe_act", QuantAfter::other, true);
   Op down = gemm("expert_down", rows_per_expert, ffn, h, "moe");
   down.kind = OpKind::grouped_gemm;
   down.groups = local_experts;
   p.experts.ops.push_back(down);
-  per_expert(first_op);
+  per_expert(first_op, rows * ffn);
   if (!flex) p.experts.ops.push_back(memory("unsort_chunks", 2 * rows * h * kBf16Bytes, "moe", 2));
 
   p.unpermute.name = "unpermute";
   // Unpermutation reads the (token, expert) rows and writes the probability-weighted sum per
-  // token; unfused, the weighting is a separate pass over the rows.
+  // token, fused as the permute is.
   const double combined_rows = permuted * kBf16Bytes;
   const double combined_tokens = routed_tokens * h * kBf16Bytes;
-  p.unpermute.ops.push_back(s.fused_permute
-                                ? memory("unpermute_fused", combined_rows + combined_tokens, "moe", 1)
-                                : memory("unpermute", 3 * combined_rows + combined_tokens, "moe", 3));
+  Op unpermute = memory("unpermute", combined_rows + combined_tokens, "moe", 1);
+  unpermute.bandwidth_scale = permute_bandwidth_scale;
+  p.unpermute.ops.push_back(unpermute);
   p.unpermute.ops.push_back(residual("moe_residual", routed_tokens * h));
 
   if (e.shared_ffn > 0) {

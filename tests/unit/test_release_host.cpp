@@ -124,6 +124,60 @@ TEST_CASE("Before TE 2.13/2.14 each local expert's quantisation and GEMM is a la
   CHECK(a.gpu_seconds > b.gpu_seconds);
 }
 
+TEST_CASE("MXFP8 scale buffers: two torch.zeros per tensor, one per expert group after the bulk allocation, "
+          "none after the fused swizzle", "[model][host][release]") {
+  // MLM-G §2.1.2-2.1.3; TE v2.5 quantizer.cpp zero-fills each row- and column-wise scale_inv
+  // (at::zeros), v2.6 cast.cpp one bulk buffer per split quantisation, v2.7 none (PR 2019).
+  Scenario s = on("gb200-nvl72", "megatron-lm-gb200-guide-baseline");
+  s.training.precision = Precision::mxfp8;
+  s.recipe.fp8_dispatch = false;
+  s.recipe.fused_quantization = false;
+  const int local_experts = s.model.moe.experts / s.layout.ep;
+  REQUIRE(local_experts > 1);
+  struct Counts {
+    int expert_in, attention_out, zero_buffers, permute;
+    double permute_bandwidth_scale;
+  };
+  auto counts = [&](bool fused_permute, bool fused_swizzle) {
+    s.recipe.fused_permute = fused_permute;
+    s.recipe.fused_swizzle = fused_swizzle;
+    const model::LayerProgram p = model::layer_program(s.model, model::shard_for(s), true);
+    Counts c{0, 0, 0, 0, 0};
+    for (const model::Op& op : p.experts.ops) {
+      if (op.name == "quantize_expert_in") c.expert_in = op.kernels;
+      if (op.name == "zero_scale_buffer") c.zero_buffers += op.kernels;
+    }
+    for (const model::Op& op : p.attention.ops)
+      if (op.name == "quantize_attention_out") c.attention_out = op.kernels;
+    for (const model::Op& op : p.router.ops)
+      if (op.name == "permute") {
+        c.permute = op.kernels;
+        c.permute_bandwidth_scale = op.bandwidth_scale;
+      }
+    return c;
+  };
+  // Step 0: cast + two zeros + swizzle, per expert; the permute already one (slow) kernel.
+  const Counts step0 = counts(false, false);
+  CHECK(step0.expert_in == local_experts * 4);
+  CHECK(step0.attention_out == 4);
+  CHECK(step0.zero_buffers == 0);
+  CHECK(step0.permute == 1);
+  CHECK(step0.permute_bandwidth_scale == Approx(1.0 / 3));
+  // Step 1: the experts' zeros become one per grouped quantisation (two: before each GEMM); other
+  // tensors keep theirs.
+  const Counts step1 = counts(true, false);
+  CHECK(step1.expert_in == local_experts * 2);
+  CHECK(step1.attention_out == 4);
+  CHECK(step1.zero_buffers == 2);
+  CHECK(step1.permute == 1);
+  CHECK(step1.permute_bandwidth_scale == 1.0);
+  // Step 8: the swizzle zero-pads; no zeros and no swizzle anywhere.
+  const Counts step8 = counts(true, true);
+  CHECK(step8.expert_in == local_experts);
+  CHECK(step8.attention_out == 1);
+  CHECK(step8.zero_buffers == 0);
+}
+
 TEST_CASE("The releases, on and off: what each stack file says it ran", "[config][release]") {
   // One row per release: TE module host time, GroupedLinear launches, how HybridEP is called,
   // HybridEP's SMs (MB-P set_common_perf_overrides / overrides.py: 32 whenever HybridEP runs).
