@@ -214,6 +214,12 @@ void describe_stack(Reader& r, StackSpec& s) {
                                  "per_expert (one of each per local expert)")
                .optional(),
            s.grouped_linear, {"grouped", "per_expert"});
+  r.choice(key("mxfp8_gemm_swizzle", "which MXFP8 block scales the release's Transformer Engine swizzles for cuBLAS "
+                                     "before each GEMM, one kernel each: weights (the weight's; activations and "
+                                     "gradients are quantised GEMM-ready from TE 2.12; the default) or operands "
+                                     "(both operands', TE 2.11 and before)")
+               .optional(),
+           s.mxfp8_gemm_swizzle, {"weights", "operands"});
   r.object(key("recipe", "the release's default recipe (its DeepSeek-V3 perf recipe); a scenario's \"recipe\" "
                          "overrides it key by key"),
            [&](Reader& x) {

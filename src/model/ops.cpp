@@ -44,9 +44,9 @@ enum class QuantAfter { norm, other };
 // gradient) from the same read; the backward quantises the incoming gradient the same way.
 //  - fp8 (per-tensor current scaling): an amax pass, then the scaled cast: two reads.
 //  - fp8_blockwise: one pass, FP32 scales per 1x128 block.
-//  - mxfp8: one pass, E8M0 scales per 32 elements. Before the fused swizzle (MLM-G §2.1.3, TE PR
-//    2019, history step 8) it also swizzles the scales in a kernel of its own, and zero-fills the
-//    row- and column-wise scale buffers first: two torch.zeros kernels per tensor (TE v2.4-v2.6
+//  - mxfp8: one pass, E8M0 scales per 32 elements (the GEMM swizzles them: add_gemm_scale_swizzles).
+//    Before the fused swizzle (MLM-G §2.1.3, TE PR 2019, history step 8) it zero-fills the row-
+//    and column-wise scale buffers first: two torch.zeros kernels per tensor (TE v2.4-v2.6
 //    quantizer.cpp, `at::zeros` for each scale_inv). The bulk allocation (MLM-G §2.1.2, TE PRs
 //    1793/1934/2134, step 1) serves a GroupedLinear's split quantisation from one buffer, so
 //    the experts' scales take one torch.zeros for the whole group (TE v2.6 cast.cpp), added by
@@ -68,12 +68,37 @@ void add_quantize(std::vector<Op>& ops, const Shard& s, std::string name, double
     case Precision::mxfp8: {
       if (after == QuantAfter::norm && s.fused_quantization) return;
       const bool zero_filled_alone = !s.fused_swizzle && !(grouped && s.fused_permute);
-      const int kernels = 1 + (zero_filled_alone ? 2 : 0) + (s.fused_swizzle ? 0 : 1);
+      const int kernels = 1 + (zero_filled_alone ? 2 : 0);
       ops.push_back(memory(std::move(name), cast, module, kernels));
       break;
     }
     case Precision::bf16: break;
   }
+}
+
+// cuBLAS takes MXFP8 block scales in its own tiled layout, which a kernel of its own writes
+// before the GEMM (the scale swizzle). Before TE 2.12 the GEMM swizzles both operands' scales, one
+// kernel each (TE v2.9 gemm.cpp: swizzle_scaling_factors for A and for B); from TE 2.12 (PR 2486)
+// activations and gradients are quantised with GEMM-ready scales and only the weight's are
+// swizzled (TE v2.12 linear.py sets optimize_for_gemm on the input and gradient quantisers).
+// A GroupedLinear swizzles each local expert's scales until the multi-tensor swizzle (TE PR
+// 2019, MLM-G §2.1.3: `fused_swizzle`), then once per call for all of them. The swizzle is
+// recomputed with its GEMM; its backward swizzles for the data- and weight-gradient GEMMs.
+void add_gemm_scale_swizzles(Section& sec, const Shard& s) {
+  if (s.precision != Precision::mxfp8) return;
+  const int operands = s.gemm_swizzles_activations ? 2 : 1;
+  std::vector<Op> ops;
+  for (Op& op : sec.ops) {
+    const bool grouped = op.kind == OpKind::grouped_gemm;
+    if ((op.kind == OpKind::gemm || grouped) && op.low_precision) {
+      const bool per_expert = grouped && s.per_expert_launches && !s.fused_swizzle;
+      const double scaled_elements = ((s.gemm_swizzles_activations ? op.m * op.k : 0.0) + op.k * op.n) * op.groups;
+      ops.push_back(memory(op.name + "_scale_swizzle", 2 * scaled_elements * kMxScaleBytesPerElement, op.module,
+                           operands * (per_expert ? op.groups : 1)));
+    }
+    ops.push_back(std::move(op));
+  }
+  sec.ops = std::move(ops);
 }
 
 // RMSNorm over `elements`: read and write BF16 (the weight is negligible); the backward reads
@@ -205,10 +230,12 @@ Shard shard_for(const Scenario& sc) {
   // Transformer Engine's NVFP4 recipe leaves attention unquantised (fp8_dpa = False).
   s.fp8_attention = sc.recipe.fp8_attention && is_fp8_family(sc.training.precision);
   s.per_expert_launches = sc.stack.grouped_linear == "per_expert";
+  s.gemm_swizzles_activations = sc.stack.mxfp8_gemm_swizzle == "operands";
   return s;
 }
 
-LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
+// The layer's ops as its modules issue them; layer_program adds the GEMMs' scale swizzles.
+static LayerProgram layer_ops(const ModelSpec& m, const Shard& s, bool moe_layer) {
   LayerProgram p;
   p.moe = moe_layer;
   const double T = s.tokens();
@@ -332,6 +359,13 @@ LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
   return p;
 }
 
+LayerProgram layer_program(const ModelSpec& m, const Shard& s, bool moe_layer) {
+  LayerProgram p = layer_ops(m, s, moe_layer);
+  for (Section* sec : {&p.attention, &p.router, &p.experts, &p.unpermute, &p.shared_experts, &p.dense_ffn})
+    add_gemm_scale_swizzles(*sec, s);
+  return p;
+}
+
 Section embedding_section(const ModelSpec& m, const Shard& s) {
   Section sec{"embedding", {}};
   // Lookup: write the BF16 embeddings of this rank's tokens (vocab-parallel, then reduced).
@@ -365,6 +399,7 @@ Section mtp_extra_section(const ModelSpec& m, const Shard& s) {
   sec.ops.push_back(rmsnorm("mtp_hnorm", T / s.tp * h, "mtp"));
   add_quantize(sec.ops, s, "quantize_mtp_in", T * 2 * h, "mtp", QuantAfter::norm);
   sec.ops.push_back(gemm("mtp_eh_proj", T, 2 * h, h / s.tp, "mtp"));
+  add_gemm_scale_swizzles(sec, s);
   sec.ops.push_back(embedding_section(m, s).ops.front());  // MTP embeds the shifted tokens
   return sec;
 }

@@ -126,8 +126,8 @@ TEST_CASE("Before TE 2.13/2.14 each local expert's quantisation and GEMM is a la
 
 TEST_CASE("MXFP8 scale buffers: two torch.zeros per tensor, one per expert group after the bulk allocation, "
           "none after the fused swizzle", "[model][host][release]") {
-  // MLM-G §2.1.2-2.1.3; TE v2.5 quantizer.cpp zero-fills each row- and column-wise scale_inv
-  // (at::zeros), v2.6 cast.cpp one bulk buffer per split quantisation, v2.7 none (PR 2019).
+  // MLM-G §2.1.2-2.1.3; TE-SWZ: v2.5 quantizer.cpp zero-fills each row- and column-wise
+  // scale_inv (at::zeros), v2.6 cast.cpp one bulk buffer per split quantisation, v2.7 none.
   Scenario s = on("gb200-nvl72", "megatron-lm-gb200-guide-baseline");
   s.training.precision = Precision::mxfp8;
   s.recipe.fp8_dispatch = false;
@@ -156,31 +156,80 @@ TEST_CASE("MXFP8 scale buffers: two torch.zeros per tensor, one per expert group
       }
     return c;
   };
-  // Step 0: cast + two zeros + swizzle, per expert; the permute already one (slow) kernel.
+  // Step 0: the cast and two zeros, per expert; the permute already one (slow) kernel.
   const Counts step0 = counts(false, false);
-  CHECK(step0.expert_in == local_experts * 4);
-  CHECK(step0.attention_out == 4);
+  CHECK(step0.expert_in == local_experts * 3);
+  CHECK(step0.attention_out == 3);
   CHECK(step0.zero_buffers == 0);
   CHECK(step0.permute == 1);
   CHECK(step0.permute_bandwidth_scale == Approx(1.0 / 3));
   // Step 1: the experts' zeros become one per grouped quantisation (two: before each GEMM); other
   // tensors keep theirs.
   const Counts step1 = counts(true, false);
-  CHECK(step1.expert_in == local_experts * 2);
-  CHECK(step1.attention_out == 4);
+  CHECK(step1.expert_in == local_experts);
+  CHECK(step1.attention_out == 3);
   CHECK(step1.zero_buffers == 2);
   CHECK(step1.permute == 1);
   CHECK(step1.permute_bandwidth_scale == 1.0);
-  // Step 8: the swizzle zero-pads; no zeros and no swizzle anywhere.
+  // Step 8: the swizzle zero-pads; no zeros anywhere.
   const Counts step8 = counts(true, true);
   CHECK(step8.expert_in == local_experts);
   CHECK(step8.attention_out == 1);
   CHECK(step8.zero_buffers == 0);
 }
 
+TEST_CASE("MXFP8 scale swizzles: both operands per GEMM before TE 2.12, the weight's after; per expert "
+          "before the multi-tensor swizzle", "[model][host][release]") {
+  // TE-SWZ: v2.9 gemm.cpp swizzles A and B (a kernel each; a grouped GEMM per expert until PR
+  // 2019, then one multi-tensor kernel per operand); v2.12 quantises inputs and gradients with
+  // GEMM-ready scales.
+  Scenario s = on("gb200-nvl72", "megatron-lm-gb200-guide-baseline");
+  s.training.precision = Precision::mxfp8;
+  const int local_experts = s.model.moe.experts / s.layout.ep;
+  auto swizzles = [&](const model::Section& sec, const std::string& gemm) {
+    int kernels = -1;
+    for (const model::Op& op : sec.ops)
+      if (op.name == gemm + "_scale_swizzle") kernels = op.kernels;
+    return kernels;
+  };
+  auto program = [&] { return model::layer_program(s.model, model::shard_for(s), true); };
+  auto first_gemm = [](const model::Section& sec) {
+    for (const model::Op& op : sec.ops)
+      if (op.kind == model::OpKind::gemm && op.low_precision) return op.name;
+    return std::string();
+  };
+  s.recipe.fused_swizzle = false;  // MLM-G steps 0 to 7 (TE 2.9 before PR 2019)
+  auto p = program();
+  const std::string attention_gemm = first_gemm(p.attention);
+  REQUIRE_FALSE(attention_gemm.empty());
+  CHECK(swizzles(p.attention, attention_gemm) == 2);
+  CHECK(swizzles(p.experts, "expert_gate_up") == 2 * local_experts);
+  CHECK(swizzles(p.experts, "expert_down") == 2 * local_experts);
+  // The swizzle sits right before its GEMM and is recomputed with it.
+  for (std::size_t i = 0; i + 1 < p.experts.ops.size(); ++i)
+    if (p.experts.ops[i].name == "expert_down_scale_swizzle") {
+      CHECK(p.experts.ops[i + 1].name == "expert_down");
+      CHECK(p.experts.ops[i].module == p.experts.ops[i + 1].module);
+    }
+  s.recipe.fused_swizzle = true;  // steps 8 to 12 and Megatron-Bridge 25.11 (TE 2.9)
+  p = program();
+  CHECK(swizzles(p.attention, attention_gemm) == 2);
+  CHECK(swizzles(p.experts, "expert_gate_up") == 2);
+  s.stack = config::load_stack("megatron-bridge-26.02", test::configs_dir());  // TE 2.12
+  s.recipe.cuda_graphs = "none";
+  p = program();
+  CHECK(swizzles(p.attention, attention_gemm) == 1);
+  CHECK(swizzles(p.experts, "expert_gate_up") == 1);
+  // BF16 GEMMs have no block scales; neither has the BF16 router.
+  s.training.precision = Precision::bf16;
+  p = program();
+  CHECK(swizzles(p.attention, attention_gemm) == -1);
+  CHECK(swizzles(p.router, "router") == -1);
+}
+
 TEST_CASE("The releases, on and off: what each stack file says it ran", "[config][release]") {
   // One row per release: TE module host time, GroupedLinear launches, how HybridEP is called,
-  // HybridEP's SMs (MB-P set_common_perf_overrides / overrides.py: 32 whenever HybridEP runs).
+  // which MXFP8 scales each GEMM swizzles (TE-SWZ), HybridEP's SMs (MB-P set_common_perf_overrides / overrides.py: 32 whenever HybridEP runs).
   struct Release {
     const char* stack;
     bool te_module_overhead;
@@ -188,13 +237,14 @@ TEST_CASE("The releases, on and off: what each stack file says it ran", "[config
     const char* hybridep_call;
     int dispatcher_sms;
     bool fused_quantization;
+    const char* mxfp8_gemm_swizzle;
   };
   const Release releases[] = {
-      {"megatron-lm-gb200-guide-baseline", true, "per_expert", "torch_api", 16, false},
-      {"megatron-bridge-25.11", true, "per_expert", "torch_api", 32, false},
-      {"megatron-bridge-26.02", false, "per_expert", "torch_api", 32, true},
-      {"megatron-bridge-26.04", false, "grouped", "torch_api", 32, true},
-      {"megatron-bridge-26.06", false, "grouped", "kernel", 32, true},
+      {"megatron-lm-gb200-guide-baseline", true, "per_expert", "torch_api", 16, false, "operands"},
+      {"megatron-bridge-25.11", true, "per_expert", "torch_api", 32, false, "operands"},
+      {"megatron-bridge-26.02", false, "per_expert", "torch_api", 32, true, "weights"},
+      {"megatron-bridge-26.04", false, "grouped", "torch_api", 32, true, "weights"},
+      {"megatron-bridge-26.06", false, "grouped", "kernel", 32, true, "weights"},
   };
   for (const Release& r : releases) {
     INFO(r.stack);
@@ -204,7 +254,8 @@ TEST_CASE("The releases, on and off: what each stack file says it ran", "[config
     CHECK(s.hybridep_call == r.hybridep_call);
     CHECK(s.recipe.dispatcher_sms == r.dispatcher_sms);
     CHECK(s.recipe.fused_quantization == r.fused_quantization);
-    for (const char* key : {"te_module_host_us", "grouped_linear", "hybridep_call", "recipe.dispatcher_sms"})
+    CHECK(s.mxfp8_gemm_swizzle == r.mxfp8_gemm_swizzle);
+    for (const char* key : {"te_module_host_us", "grouped_linear", "hybridep_call", "recipe.dispatcher_sms", "mxfp8_gemm_swizzle"})
       CHECK(s.sources.count(key) == 1);
   }
   // GB300's 25.11 runs captured only the router and MoE preprocessing (MB-PR, 5df97522b).

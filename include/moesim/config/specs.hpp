@@ -261,6 +261,10 @@ struct StackSpec {
   // one grouped GEMM launch for all local experts: TE 2.13/2.14) or "per_expert" (a quantisation
   // and a GEMM launch per local expert, TE 2.12 and before).
   std::string grouped_linear = "grouped";
+  // Which MXFP8 scales the release's Transformer Engine swizzles for cuBLAS at each GEMM:
+  // "operands" (both, one kernel each: TE 2.11 and before) or "weights" (the weight's only: TE
+  // 2.12's quantisers write activations' and gradients' scales GEMM-ready, PR 2486).
+  std::string mxfp8_gemm_swizzle = "weights";
   RecipeSpec recipe;                      // the release's default recipe
   std::map<std::string, std::string> sources;  // setting -> provenance
 

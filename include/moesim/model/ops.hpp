@@ -91,6 +91,7 @@ struct Shard {
   bool fused_quantization = false;
   bool fp8_attention = false;
   bool per_expert_launches = false;     // the grouped GEMMs and their quantisations launch once per local expert
+  bool gemm_swizzles_activations = false;  // MXFP8: the GEMM swizzles both operands' scales (TE < 2.12), not only the weight's
   double tokens() const { return static_cast<double>(micro_batch) * seq_len / cp; }
 };
 
