@@ -9,6 +9,7 @@
 #include "moesim/campaign/campaign.hpp"
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
+#include "moesim/util/suffixed_number.hpp"
 #include "shared_options.hpp"
 
 namespace moesim::cli {
@@ -17,22 +18,10 @@ namespace {
 
 // A token count: a number with an optional K, M, B (or G) or T suffix (powers of 1000).
 double parse_tokens(const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::logic_error&) {
-    used = 0;
-  }
-  const std::string suffix = text.substr(used);
-  double scale = 1;
-  if (suffix == "K" || suffix == "k") scale = 1e3;
-  else if (suffix == "M") scale = 1e6;
-  else if (suffix == "B" || suffix == "G") scale = 1e9;
-  else if (suffix == "T") scale = 1e12;
-  else if (!suffix.empty()) used = 0;
-  v *= scale;
-  if (used == 0 || !std::isfinite(v) || v <= 0 || v > 1e18)
+  const util::SuffixedNumber tokens =
+      util::parse_suffixed_number(text, {{"K", 1e3}, {"k", 1e3}, {"M", 1e6}, {"B", 1e9}, {"G", 1e9}, {"T", 1e12}});
+  const double v = tokens.value;
+  if (tokens.status != util::SuffixedNumber::Status::ok || !std::isfinite(v) || v <= 0 || v > 1e18)
     throw CLI::ValidationError("--tokens", "a token count above 0 and at most 1e18, a number with an optional K, M, "
                                            "B or T suffix (powers of 1000), e.g. 14.8T; got \"" + text + "\"");
   return v;

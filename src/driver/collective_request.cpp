@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "moesim/config/loader.hpp"
+#include "moesim/util/suffixed_number.hpp"
 
 namespace moesim::driver {
 
@@ -15,19 +16,15 @@ namespace {
 
 // nccl-tests sizes: a number with an optional K, M or G suffix (powers of 1024).
 double parse_size(const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::logic_error&) {  // std::invalid_argument ("abc"), std::out_of_range ("1e999")
+  constexpr double kKi = 1024.0;
+  const util::SuffixedNumber size = util::parse_suffixed_number(
+      text, {{"K", kKi}, {"k", kKi}, {"M", kKi * kKi}, {"m", kKi * kKi}, {"G", kKi * kKi * kKi}, {"g", kKi * kKi * kKi}});
+  if (size.status == util::SuffixedNumber::Status::not_a_number)
     throw CollectiveOptionError("--bytes", "a size in bytes, a number with an optional K, M or G suffix (powers of "
                                            "1024), e.g. 128M; got \"" + text + "\"");
-  }
-  const std::string suffix = text.substr(used);
-  if (suffix == "K" || suffix == "k") v *= 1024.0;
-  else if (suffix == "M" || suffix == "m") v *= 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "g") v *= 1024.0 * 1024 * 1024;
-  else if (!suffix.empty()) throw CollectiveOptionError("--bytes", "unknown size suffix in \"" + text + "\" (K, M, G)");
+  if (size.status == util::SuffixedNumber::Status::unknown_suffix)
+    throw CollectiveOptionError("--bytes", "unknown size suffix in \"" + text + "\" (K, M, G)");
+  const double v = size.value;
   if (!(v >= 0)) throw CollectiveOptionError("--bytes", "a size must be >= 0, got \"" + text + "\"");
   if (v > kMaxBufferBytes)
     throw CollectiveOptionError("--bytes", "a size of at most 1024G (1 TiB per rank, more than any GPU's memory), "

@@ -23,7 +23,8 @@ namespace {
 
 driver::ValidationInputs bundled_inputs() {
   return {test::repo() / "scenarios" / "published", test::repo() / "scenarios" / "gb300-256-record.json",
-          test::configs_dir() / "fitted.json", test::configs_dir() / "gap-experiments.json", test::repo()};
+          test::configs_dir() / "fitted.json", test::configs_dir() / "gap-experiments.json", test::repo(),
+          {}};  // no schedule comparison here
 }
 
 const driver::Validation& validation() {
