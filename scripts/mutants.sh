@@ -10,7 +10,7 @@
 #   (default)  CI's selection: every mutant of a file changed since the commit recorded in
 #              scripts/mutants.checked (the last full run that killed every mutant), uncommitted
 #              changes included, plus one rotating share of the others: mutant i is in share
-#              i mod MUTANTS_SHARES (default 3), and a run takes share (commits in HEAD) mod
+#              i mod MUTANTS_SHARES (default 4), and a run takes share (commits in HEAD) mod
 #              MUTANTS_SHARES, so consecutive commits cover every share in turn.
 #   --changed  only the mutants of changed files (scripts/check.sh)
 #   --all      every mutant (about 12 minutes on 2 cores)
@@ -37,7 +37,7 @@ while (($#)); do
   shift
 done
 jobs=${MUTANTS_JOBS:-2}
-shares=${MUTANTS_SHARES:-3}
+shares=${MUTANTS_SHARES:-4}
 start=$(date +%s)
 list=scripts/mutants.txt
 checked_file=scripts/mutants.checked
