@@ -37,6 +37,13 @@ Op memory(std::string name, double bytes, std::string module, int kernels = 1) {
   return op;
 }
 
+// Between the bulk scale allocation (MLM-G step 1, `fused_permute`) and the fused swizzle (step
+// 8), a GroupedLinear's split quantisation zero-fills one buffer for all its experts' MXFP8 scales
+// (TE v2.6 cast.cpp) instead of two per tensor.
+bool bulk_zeroed_scales(const Shard& s) {
+  return s.precision == Precision::mxfp8 && s.fused_permute && !s.fused_swizzle;
+}
+
 enum class QuantAfter { norm, other };
 
 // Quantising a BF16 activation of `elements` before a GEMM, in the run's recipe. Transformer
@@ -67,7 +74,7 @@ void add_quantize(std::vector<Op>& ops, const Shard& s, std::string name, double
     case Precision::fp8_blockwise: ops.push_back(memory(std::move(name), cast, module, 1)); break;
     case Precision::mxfp8: {
       if (after == QuantAfter::norm && s.fused_quantization) return;
-      const bool zero_filled_alone = !s.fused_swizzle && !(grouped && s.fused_permute);
+      const bool zero_filled_alone = !s.fused_swizzle && !(grouped && bulk_zeroed_scales(s));
       const int kernels = 1 + (zero_filled_alone ? 2 : 0);
       ops.push_back(memory(std::move(name), cast, module, kernels));
       break;
@@ -321,7 +328,7 @@ static LayerProgram layer_ops(const ModelSpec& m, const Shard& s, bool moe_layer
       p.experts.ops[i].kernels *= launches_per_group;
       p.experts.ops[i].backward_kernels *= launches_per_group;
     }
-    if (s.precision == Precision::mxfp8 && s.fused_permute && !s.fused_swizzle && quantized_elements > 0)
+    if (bulk_zeroed_scales(s) && quantized_elements > 0)
       p.experts.ops.push_back(memory("zero_scale_buffer", 2 * quantized_elements * kMxScaleBytesPerElement, "moe", 1));
   };
   std::size_t first_op = p.experts.ops.size();

@@ -52,15 +52,19 @@ class TempTree {
   std::filesystem::path root_;
 };
 
-// Runs `f`, which must throw a ConfigError, and returns it.
-inline ConfigError config_error(const std::function<void()>& f) {
+// Runs `f`, which must throw an `E` (`what` names it when it does not), and returns it.
+template <class E>
+E thrown(const std::function<void()>& f, const char* what) {
   try {
     f();
-  } catch (const ConfigError& e) {
+  } catch (const E& e) {
     return e;
   }
-  FAIL("expected a ConfigError");
+  FAIL("expected " << what);
   throw std::logic_error("unreachable");
 }
+
+// Runs `f`, which must throw a ConfigError, and returns it.
+inline ConfigError config_error(const std::function<void()>& f) { return thrown<ConfigError>(f, "a ConfigError"); }
 
 }  // namespace moesim::test

@@ -25,23 +25,11 @@ std::filesystem::path bundled_sweep_file() { return test::source_dir() / "scenar
 sweep::SweepSpec sweep_of(const std::string& text) { return sweep::load_sweep_json(json::parse(text), bundled_sweep_file()); }
 
 InfeasibleError infeasible_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InfeasibleError& e) {
-    return e;
-  }
-  FAIL("expected an InfeasibleError");
-  throw std::logic_error("unreachable");
+  return test::thrown<InfeasibleError>(f, "an InfeasibleError");
 }
 
 driver::CollectiveOptionError option_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const driver::CollectiveOptionError& e) {
-    return e;
-  }
-  FAIL("expected a CollectiveOptionError");
-  throw std::logic_error("unreachable");
+  return test::thrown<driver::CollectiveOptionError>(f, "a CollectiveOptionError");
 }
 
 }  // namespace
