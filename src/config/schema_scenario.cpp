@@ -4,6 +4,7 @@
 
 #include "moesim/config/megatron_rules.hpp"
 #include "schema.hpp"
+#include "text.hpp"
 
 namespace moesim::config {
 
@@ -57,6 +58,19 @@ void describe_layout(Reader& r, LayoutSpec& l) {
                 .optional()
                 .at_least(0),
             l.gpus_per_domain);
+  r.choice(key("sharding", "how parameters, gradients and optimizer states are sharded over the data-parallel "
+                           "ranks (dense over dp x cp, experts over edp): optimizer (Megatron's distributed "
+                           "optimizer, ZeRO-1: one parameter all-gather and one gradient reduce-scatter per step) "
+                           "or fsdp (ZeRO-3, as FSDP2 and XLA shard: each transformer block all-gathered before "
+                           "its forward and backward, one block ahead, its gradients reduce-scattered after its "
+                           "backward); the stack must support it")
+               .optional(),
+           l.sharding, {"optimizer", "fsdp"});
+  r.boolean(key("reshard_after_forward", "fsdp: free each block's gathered parameters after its forward, so that "
+                                         "the backward gathers them again (FSDP2's default without pipeline "
+                                         "parallelism); false keeps them to the backward")
+                .optional(),
+            l.reshard_after_forward);
 }
 
 void describe_published(Reader& r, Published& p) {
@@ -129,6 +143,12 @@ void describe_scenario(Reader& r, Scenario& s) {
   r.rule("layout.gpus_per_domain", s.layout.gpus_per_domain <= s.system.domain_gpus,
          "at most the system's nvlink_domain_gpus",
          fmt::format("{} > {}", s.layout.gpus_per_domain, s.system.domain_gpus));
+  r.rule("layout.sharding",
+         std::find(s.stack.supports.sharding.begin(), s.stack.supports.sharding.end(), s.layout.sharding) !=
+             s.stack.supports.sharding.end(),
+         "a sharding strategy listed in the stack's supports.sharding",
+         fmt::format("stack \"{}\" shards by {}, not {}", s.stack.name, join(s.stack.supports.sharding),
+                     s.layout.sharding));
   r.rule("recipe.dispatcher_sms", s.recipe.dispatcher_sms < s.system.gpu.sm_count,
          "fewer than the GPU's sm_count", fmt::format("{} >= {}", s.recipe.dispatcher_sms, s.system.gpu.sm_count));
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "moesim/config/choices.hpp"
+#include "moesim/model/flops.hpp"
 #include "schema.hpp"
 #include "text.hpp"
 
@@ -36,6 +37,10 @@ void describe_support(Reader& r, StackSupport& s) {
   r.choices(key("switches", "recipe switches the release has (each a key of \"recipe\" that can be true)")
                 .optional(),
             s.switches, switch_names());
+  r.choices(key("sharding", "data-parallel sharding strategies the release offers (layout.sharding): optimizer "
+                            "(distributed optimizer, ZeRO-1), fsdp (per-block ZeRO-3); absent = optimizer")
+                .optional(),
+            s.sharding, {"optimizer", "fsdp"});
 }
 
 void describe_kernel(Reader& r, EpKernelSpec& k) {
@@ -220,6 +225,12 @@ void describe_stack(Reader& r, StackSpec& s) {
                                      "(both operands', TE 2.11 and before)")
                .optional(),
            s.mxfp8_gemm_swizzle, {"weights", "operands"});
+  r.choice(key("flops_formula", "the formula the framework logs its model TFLOP/s by, shown beside Megatron's "
+                                "convention: megatron (the default), torchtitan (6 x active parameters plus "
+                                "attention not halved for causality) or maxtext (its calculate_tflops_training_per_"
+                                "device: router and logits counted, causal attention)")
+               .optional(),
+           s.flops_formula, model::flops_formula_names());
   r.object(key("recipe", "the release's default recipe (its DeepSeek-V3 perf recipe); a scenario's \"recipe\" "
                          "overrides it key by key"),
            [&](Reader& x) {

@@ -1,5 +1,7 @@
 #include "moesim/driver/run.hpp"
 
+#include "moesim/model/flops.hpp"
+
 #include <fmt/format.h>
 
 #include <climits>
@@ -9,6 +11,7 @@
 #include "moesim/cost/kernel_model.hpp"
 #include "moesim/driver/checks.hpp"
 #include "moesim/driver/work_estimate.hpp"
+#include "moesim/model/flops.hpp"
 #include "moesim/workload/step_builder.hpp"
 
 namespace moesim::driver {
@@ -47,6 +50,9 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   m.tflops_per_gpu = m.model_flop_per_gpu / m.step_time_s / 1e12;
   m.tokens_per_s_per_gpu =
       static_cast<double>(s.training.global_batch) * s.training.seq_len / m.step_time_s / s.gpus;
+  m.framework_tflops_per_gpu = m.tokens_per_s_per_gpu * model::framework_flops_per_token(s.model, s.training.seq_len,
+                                                                                      s.training.mtp_layers,
+                                                                                      s.stack.flops_formula) / 1e12;
   m.peak_tflops = s.system.gpu.peak_flop_per_s(s.training.precision) / 1e12;
   m.mfu = m.tflops_per_gpu / m.peak_tflops;
   check_result(s, m.step_time_s, m.tflops_per_gpu, m.peak_tflops);

@@ -190,8 +190,8 @@ std::string scaling_sensitivity(const Validation& v) {
       "\n## Scaling efficiency: what each variability source contributes\n\n"
       "The GB300 record layout weak-scaled (layout kept, global batch grown with DP), folded "
       "fidelity, expected values (docs/method.md, \"Variability and expert load\"). Published "
-      "{} -> {} GPUs: {:.1f} % (Megatron-Core); TorchTitan and JAX {:.0f} % (seeds; those stacks "
-      "are not modelled, shown for comparison). No 256 -> 512 efficiency is published.\n\n"
+      "{} -> {} GPUs: {:.1f} % (Megatron-Core); TorchTitan and JAX {:.0f} % (seeds; their "
+      "stacks' scaling is in docs/frameworks.md). No 256 -> 512 efficiency is published.\n\n"
       "| variability | step at {} GPUs (s) | {} GPUs | {} GPUs |\n|---|---:|---:|---:|\n",
       v.scaling.from_gpus, v.scaling.to_gpus, 100 * v.scaling.published, 100 * v.scaling.published_others,
       v.scaling.from_gpus, 2 * v.scaling.from_gpus, v.scaling.to_gpus);

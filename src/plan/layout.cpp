@@ -97,6 +97,11 @@ std::vector<std::string> schedule_problems(const Layout& l, const RecipeSpec& re
   if (l.schedule == Schedule::dualpipe || l.schedule == Schedule::dualpipe_v)
     require(l.microbatches >= 2 * l.pp,
             fmt::format("{} needs at least 2*pp = {} micro-batches per step, got {}", name, 2 * l.pp, l.microbatches));
+  // Per-block sharding gathers a block before each forward and backward of it; a backward split
+  // into B and W passes (zero bubble) or two copies of a stage (dualpipe) would need its own rule.
+  require(!l.fsdp || l.schedule == Schedule::one_f_one_b,
+          fmt::format("layout.sharding fsdp is modelled with the 1f1b schedule (interleaved or not), not {}: "
+                      "use sharding \"optimizer\" or schedule 1f1b", name));
   if (l.schedule == Schedule::zb_h1 || l.schedule == Schedule::zb_v)
     require(!recipe.ep_overlap,
             fmt::format("recipe.ep_overlap overlaps a forward with a backward chunk; {} has no such pairs "
@@ -229,6 +234,8 @@ Layout make_layout(const Scenario& s) {
   l.combined_1f1b = l.schedule == Schedule::one_f_one_b && s.recipe.ep_overlap;
   l.chunks = l.schedule == Schedule::dualpipe ? 2 : in.vpp;
   l.param_copies = l.schedule == Schedule::dualpipe ? 2 : 1;
+  l.fsdp = in.sharding == "fsdp";
+  l.reshard_after_forward = in.reshard_after_forward;
 
   // Products of degrees in 64 bits: each degree may be up to 2^24 (the schema's integer bound).
   const long long model_parallel = 1LL * in.tp * in.cp * in.pp;

@@ -57,6 +57,34 @@ struct ChunkParts {
   }
 };
 
+// Per-block sharding (FSDP2, XLA): the FP32 sharded parameters are the optimizer's master weights
+// (counted with its states); what is held unsharded is the gathered blocks in flight (the block
+// running and the one prefetched: FSDP2 keeps two all-gather outputs alive, XLA double-buffers its
+// pipelined gathers), or every block from its forward to its backward when not resharded, with
+// FP8 recipes' quantised copies of the gathered weights; gradients are sharded, besides one
+// block's unsharded gradients waiting for their reduce-scatter.
+void fsdp_weights_and_gradients(const Scenario& sc, const Layout& l, MemoryBreakdown& mb, double grad_bytes) {
+  ParamShard largest;
+  for (int c = 0; c < l.chunks; ++c)
+    for (const ParamShard& b : sharded_blocks(sc, l, mb.pp_rank, c))
+      if (b.dense_params + b.expert_params > largest.dense_params + largest.expert_params) largest = b;
+  const Precision precision = sc.training.precision;
+  const bool fp8_gather = sc.recipe.fp8_param_gather && precision != Precision::bf16;
+  const double gathered_bytes = fp8_gather ? 1.0 : kBf16Bytes;
+  ParamShard held = mb.params;
+  if (l.reshard_after_forward) {
+    held = largest;
+    held.dense_params *= 2;
+    held.expert_params *= 2;
+    held.bf16_only_params *= 2;
+  }
+  const double held_params = held.dense_params + held.expert_params;
+  mb.weights_bytes = held_params * gathered_bytes;
+  if (precision != Precision::bf16 && !fp8_gather)
+    mb.weights_bytes += (held_params - held.bf16_only_params) * 2 * quantized_bytes(precision);
+  mb.gradients_bytes = (sharded_params(mb.params, l) + largest.dense_params + largest.expert_params) * grad_bytes;
+}
+
 }  // namespace
 
 double layer_activation_bytes(const Scenario& sc, bool moe_layer) {
@@ -72,6 +100,40 @@ bool holds_embedding(const Layout& l, int pp_rank) {
 }
 
 }  // namespace
+
+std::vector<ParamShard> sharded_blocks(const Scenario& sc, const Layout& l, int pp_rank, int chunk) {
+  const ModelSpec& m = sc.model;
+  const double expert_layer = model::layer_params(m, true).expert_each * m.moe.experts / l.ep / l.etp;
+  const VirtualStage& v = l.stage(pp_rank, chunk);
+  std::vector<ParamShard> blocks;
+  for (int i = v.first_layer; i < v.first_layer + v.layers; ++i) {
+    const bool moe = model::is_moe_layer(m, i);
+    blocks.push_back(layer_shard(m, moe, l.tp));
+    if (moe) blocks.back().expert_params += expert_layer;
+  }
+  if (blocks.empty()) blocks.emplace_back();  // a stage of embedding or head alone
+  // What is not a transformer layer of the chunk: the embedding (first block), the MTP layers
+  // and the output head (last): chunk_params less the layers' own parameters.
+  ParamShard rest = chunk_params(sc, l, pp_rank, chunk);
+  for (const ParamShard& b : blocks) {
+    rest.dense_params -= b.dense_params;
+    rest.expert_params -= b.expert_params;
+    rest.bf16_only_params -= b.bf16_only_params;
+  }
+  const double embedding = v.embedding ? static_cast<double>(m.vocab) * m.hidden / l.tp : 0;
+  auto move = [](ParamShard& to, double dense, double expert, double bf16_only) {
+    to.dense_params += dense;
+    to.expert_params += expert;
+    to.bf16_only_params += bf16_only;
+  };
+  move(blocks.front(), embedding, 0, embedding);
+  move(blocks.back(), rest.dense_params - embedding, rest.expert_params, rest.bf16_only_params - embedding);
+  return blocks;
+}
+
+double sharded_params(const ParamShard& p, const Layout& l) {
+  return (p.dense_params / (l.dp * l.cp) + p.expert_params / l.edp) / l.param_copies;
+}
 
 ParamShard chunk_params(const Scenario& sc, const Layout& l, int pp_rank, int chunk) {
   const ModelSpec& m = sc.model;
@@ -137,7 +199,9 @@ MemoryBreakdown rank_memory(const Scenario& sc, const Layout& l, int pp_rank) {
     mb.weights_bytes = mb.params.bf16_only_params * kBf16Bytes +
                        quantised * ((sc.recipe.fp8_param_gather ? 0 : kBf16Bytes) + copies);
   }
-  mb.gradients_bytes = params * (sc.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kFp32Bytes);
+  const double grad_bytes = sc.recipe.main_grad_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
+  mb.gradients_bytes = params * grad_bytes;
+  if (l.fsdp) fsdp_weights_and_gradients(sc, l, mb, grad_bytes);
   const double moment = sc.recipe.adam_moment_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
   const double per_param_state = kFp32Bytes + 2 * moment;
   // (Dualpipe: each stage's states are sharded over the data-parallel ranks of both copies.)

@@ -96,6 +96,9 @@ nlohmann::json run_json(const driver::RunResult& r) {
   j["mfu"] = r.metrics.mfu;
   j["peak_tflops_per_gpu"] = r.metrics.peak_tflops;
   j["flops_convention"] = "megatron num_floating_point_operations";
+  // What the framework's own logs would print (the stack's flops_formula).
+  j["framework_flops_formula"] = s.stack.flops_formula;
+  j["framework_tflops_per_gpu"] = r.metrics.framework_tflops_per_gpu;
   const StepEnergy e = step_energy(r);
   j["energy_j_per_step"] = e.total_j();
   j["tokens_per_kwh"] = e.tokens_per_kwh;
@@ -150,6 +153,9 @@ std::string run_table(const driver::RunResult& r) {
                      s.model.name, s.stack.name, to_string(s.training.precision));
   out += fmt::format("  layout: {}\n\n", layout_summary(r.layout));
   out += fmt::format("  model TFLOP/s per GPU  {:10.1f}   (Megatron convention)\n", r.metrics.tflops_per_gpu);
+  if (s.stack.flops_formula != "megatron")
+    out += fmt::format("  {:<22} {:10.1f}   (what its logs print: its own FLOP formula)\n",
+                       s.stack.flops_formula + " TFLOP/s", r.metrics.framework_tflops_per_gpu);
   out += fmt::format("  tokens/s per GPU       {:10.1f}\n", r.metrics.tokens_per_s_per_gpu);
   out += fmt::format("  MFU                    {:9.1f} %   (of {:.0f} TFLOP/s dense {})\n",
                      100 * r.metrics.mfu, r.metrics.peak_tflops, to_string(s.training.precision));

@@ -169,6 +169,7 @@ std::string_view stream_track_name(Stream s) {
     case Stream::ep_comm: return "EP communication (dispatch, combine)";
     case Stream::pp_send: return "PP send";
     case Stream::dp_comm: return "DP communication (gradients, parameters)";
+    case Stream::dp_gather: return "FSDP parameter all-gathers";
   }
   return "?";
 }

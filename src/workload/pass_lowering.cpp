@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "moesim/model/params.hpp"
+#include "moesim/plan/memory.hpp"
 
 namespace moesim::workload {
 
@@ -23,7 +24,7 @@ void PassLowering::compute(std::vector<PassItem>& out, const model::Section& sec
   const model::Pass pass = forward ? model::Pass::forward : model::Pass::backward;
   cost::ComputeCost c = cost::section_cost(sec, pass, s_, cal_, part);
   // Consecutive compute joins the previous run: one segment between two communication points.
-  if (!beside && !out.empty() && !out.back().is_comm && !out.back().beside_previous_comm) {
+  if (!beside && !out.empty() && !out.back().is_comm && !out.back().beside_previous_comm && !out.back().closed) {
     out.back().cost += c;
     return;
   }
@@ -109,6 +110,14 @@ void PassLowering::layer_backward(int layer, bool moe, cost::GradPart part, std:
     compute(out, p.dense_ffn, false, name + " mlp" + what, part);
     if (tp) comm(out, CollectiveKind::reduce_scatter, GroupRole::tp, Activity::tp_comm, p.comm.tp_scatter_bytes, name + " mlp grad reduce-scatter");
   } else {
+    if (s_.recipe.recomputes("moe")) {
+      // A checkpointed MoE layer (recompute "moe", or "full": the whole block) re-runs its forward
+      // before its backward, and with it the forward's dispatch and combine (Megatron's and
+      // TorchTitan's checkpoint wrappers replay the module, communication included); the
+      // recomputed kernels are in the backward's compute below.
+      ep_exchange(out, p, Activity::ep_dispatch, p.comm.ep_dispatch_token_bytes, false, name + " recompute dispatch", layer);
+      ep_exchange(out, p, Activity::ep_combine, p.comm.ep_combine_token_bytes, true, name + " recompute combine", layer);
+    }
     compute(out, p.shared_experts, false, name + " shared experts" + what, part);
     compute(out, p.unpermute, false, name + " unpermute" + what, part);
     // Gradients travel the combine's path backwards (the dispatch kernel), then the dispatch's
@@ -151,25 +160,106 @@ void PassLowering::mtp_backward(cost::GradPart part, std::vector<PassItem>& out)
   compute(out, mtp_extra_, false, "mtp projection backward", part);
 }
 
+// Per-block sharding of one pass: tags each item with its block and places the block's
+// collectives. Forward: blocks 0 and 1 gathered at the start, block b + 1 when block b starts (one
+// ahead). Backward, in reverse: gathered again the same way when resharded after the forward, and
+// each block's gradients reduced once its backward is issued. Without sharding it does nothing.
+class PassLowering::Blocks {
+ public:
+  Blocks(const PassLowering& low, std::vector<PassItem>& out, int pp_rank, int chunk, bool forward)
+      : low_(low), out_(out), forward_(forward) {
+    if (low.l_.fsdp) shards_ = plan::sharded_blocks(low.s_, low.l_, pp_rank, chunk);
+  }
+  ~Blocks() { close(); }
+  Blocks(const Blocks&) = delete;
+  Blocks& operator=(const Blocks&) = delete;
+
+  // Items from here on belong to block b (blocks are entered in the pass's order).
+  void enter(int b) {
+    if (shards_.empty() || b == current_) return;
+    close();
+    const int n = static_cast<int>(shards_.size());
+    const int step = forward_ ? 1 : -1;
+    if (forward_ || low_.l_.reshard_after_forward) {
+      if (current_ < 0) collectives(b, PassItem::Sharded::gather);
+      if (b + step >= 0 && b + step < n) collectives(b + step, PassItem::Sharded::gather);
+    }
+    current_ = b;
+    from_ = out_.size();
+  }
+  int last() const { return static_cast<int>(shards_.size()) - 1; }
+
+ private:
+  void close() {
+    if (current_ < 0 || out_.size() == from_) return;
+    for (std::size_t i = from_; i < out_.size(); ++i) out_[i].block = current_;
+    out_.back().closed = true;
+    if (!forward_) collectives(current_, PassItem::Sharded::reduce);
+    from_ = out_.size();
+  }
+  // The block's parameter all-gathers (or gradient reduce-scatters): dense over dp x cp in the
+  // parameters' (gradients') type, routed experts over edp.
+  void collectives(int b, PassItem::Sharded what) {
+    const plan::ParamShard& p = shards_[static_cast<std::size_t>(b)];
+    const bool gather = what == PassItem::Sharded::gather;
+    const double bytes_per_param = gather ? param_gather_bytes_per_param(low_.s_) : grad_reduce_bytes_per_param(low_.s_);
+    const auto kind = gather ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter;
+    const Activity activity = gather ? Activity::dp_param_gather : Activity::dp_grad_sync;
+    const char* label = gather ? "parameter all-gather" : "gradient reduce-scatter";
+    auto add = [&](GroupRole group, double params, const char* part) {
+      PassItem item;
+      item.is_comm = true;
+      item.sharded = what;
+      item.block = b;
+      item.collective = kind;
+      item.group = group;
+      item.activity = activity;
+      item.bytes = params * bytes_per_param;
+      item.label = fmt::format("block {} {} {}", b, part, label);
+      out_.push_back(std::move(item));
+    };
+    if (low_.l_.dp * low_.l_.cp > 1 && p.dense_params > 0) add(GroupRole::dp, p.dense_params, "dense");
+    if (low_.l_.edp > 1 && p.expert_params > 0) add(GroupRole::edp, p.expert_params, "expert");
+  }
+
+  const PassLowering& low_;
+  std::vector<PassItem>& out_;
+  bool forward_;
+  std::vector<plan::ParamShard> shards_;
+  int current_ = -1;
+  std::size_t from_ = 0;
+};
+
 std::vector<PassItem> PassLowering::lower(int pp_rank, int chunk, plan::Pass pass) const {
   const plan::VirtualStage& v = l_.stage(pp_rank, chunk);
   const bool moe_model = s_.model.moe.experts > 0;
   std::vector<PassItem> out;
   switch (pass) {
-    case plan::Pass::forward:
+    case plan::Pass::forward: {
+      Blocks blocks(*this, out, pp_rank, chunk, true);
+      blocks.enter(0);
       if (v.embedding) compute(out, embedding_, true, "embedding");
-      for (int i = v.first_layer; i < v.first_layer + v.layers; ++i)
+      for (int i = v.first_layer; i < v.first_layer + v.layers; ++i) {
+        blocks.enter(i - v.first_layer);
         layer_forward(i, model::is_moe_layer(s_.model, i), out);
+      }
+      blocks.enter(blocks.last());
       for (int d = 0; d < v.mtp_layers; ++d) mtp_forward(out);
       if (v.output) compute(out, output_, true, "logits and loss");
       break;
+    }
     case plan::Pass::backward:
     case plan::Pass::input_grad: {
       const cost::GradPart part = pass == plan::Pass::backward ? cost::GradPart::all : cost::GradPart::data_only;
+      Blocks blocks(*this, out, pp_rank, chunk, false);
+      blocks.enter(blocks.last());
       if (v.output) compute(out, output_, false, "logits backward", part);
       for (int d = 0; d < v.mtp_layers; ++d) mtp_backward(part, out);
-      for (int i = v.first_layer + v.layers - 1; i >= v.first_layer; --i)
+      for (int i = v.first_layer + v.layers - 1; i >= v.first_layer; --i) {
+        blocks.enter(i - v.first_layer);
         layer_backward(i, model::is_moe_layer(s_.model, i), part, out);
+      }
+      blocks.enter(0);
       if (v.embedding) compute(out, embedding_, false, "embedding backward", part);
       break;
     }

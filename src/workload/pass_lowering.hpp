@@ -31,6 +31,14 @@ struct PassItem {
   std::string label;
   int layer = -1;        // MoE layer of an expert segment or EP collective
   bool routed = false;   // compute on the tokens routed to this GPU's experts
+  // Per-block sharding (layout.sharding fsdp): the block of the chunk the item belongs to (its
+  // index in plan::sharded_blocks; -1 without it), and for a block's own collectives whether they
+  // gather its parameters (before it runs, issued one block ahead) or reduce its gradients (after
+  // its backward). Neither is a point of the pass: they run on the data-parallel streams beside it.
+  enum class Sharded : std::uint8_t { no, gather, reduce };
+  Sharded sharded = Sharded::no;
+  int block = -1;
+  bool closed = false;   // no later compute joins this item (a block ends with it)
 };
 
 // What the step builder and the step estimate both need beyond the passes (step_builder.cpp).
@@ -58,6 +66,8 @@ class PassLowering {
   // part: all (whole backward) or data_only (B).
   void layer_backward(int layer, bool moe, cost::GradPart part, std::vector<PassItem>& out) const;
   void layer_weight_grad(bool moe, std::vector<PassItem>& out) const;
+  // Tags the items of each block and places its gathers and reductions (layout.sharding fsdp).
+  class Blocks;
   void mtp_forward(std::vector<PassItem>& out) const;
   void mtp_backward(cost::GradPart part, std::vector<PassItem>& out) const;
   void compute(std::vector<PassItem>& out, const model::Section& sec, bool forward,

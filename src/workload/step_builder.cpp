@@ -42,6 +42,7 @@ struct PassCursor {
   std::vector<std::int32_t> first_deps;  // e.g. the parameter all-gather of its chunk
   plan::Pass pass = plan::Pass::forward;
   int microbatch = 0, chunk = 0;
+  std::map<int, std::vector<std::int32_t>> block_gathers;  // per block: gathers its first task waits for
   bool done() const { return next >= items.size(); }
 };
 
@@ -215,11 +216,46 @@ class StepEmitter {
     return t;
   }
 
+  // A block's first task waits for the block's parameters (per-block sharding).
+  static void wait_for_block(PassCursor& c, const PassItem& item, Task& t) {
+    const auto it = c.block_gathers.find(item.block);
+    if (it == c.block_gathers.end()) return;
+    t.deps.insert(t.deps.end(), it->second.begin(), it->second.end());
+    c.block_gathers.erase(it);
+  }
+
+  // A block's parameter all-gather, issued once the pass's work so far is (one block ahead), on
+  // the gather stream; or its gradient reduce-scatter, once its backward is, on the DP stream.
+  // The pass does not wait for either: its block's first task waits for the gather.
+  void sharded(PassCursor& c, const PassItem& item) {
+    const bool gather = item.sharded == PassItem::Sharded::gather;
+    Task t = dp_task(fmt::format("mb {} chunk {} {} {}", c.microbatch, c.chunk, letter(c.pass), item.label),
+                     item.collective, item.group, item.activity, item.bytes);
+    t.stream = gather ? Stream::dp_gather : Stream::dp_comm;
+    t.phase = phase_of(c.pass);
+    t.microbatch = c.microbatch;
+    t.chunk = static_cast<std::int16_t>(c.chunk);
+    if (c.last_task >= 0) {
+      t.deps.push_back(c.last_task);
+    } else {  // at the pass's start: once its input is in (the first block's pre-forward hook)
+      t.wait_message = c.wait;
+      t.deps = c.first_deps;
+    }
+    const int id = em_.add(std::move(t));
+    if (gather) c.block_gathers[item.block].push_back(id);
+    else block_reductions_.push_back(id);
+  }
+
   // Emits the pass's items up to and including its next communication.
   void segment(PassCursor& c) {
     while (!c.done()) {
       const PassItem& item = c.items[c.next++];
+      if (item.sharded != PassItem::Sharded::no) {
+        sharded(c, item);
+        continue;
+      }
       Task t = item.is_comm ? base(c, item) : compute_task(c, item);
+      wait_for_block(c, item, t);
       if (!item.is_comm) {
         if (item.beside_previous_comm) {
           // Runs after the communication is issued; only its own stream waits for it.
@@ -253,7 +289,9 @@ class StepEmitter {
       c.last_task = em_.add(std::move(t));
       // Keep going through compute that runs beside this communication.
       while (!c.done() && c.items[c.next].beside_previous_comm) {
-        Task w = compute_task(c, c.items[c.next++]);
+        const PassItem& beside = c.items[c.next++];
+        Task w = compute_task(c, beside);
+        wait_for_block(c, beside, w);
         if (c.last_compute >= 0) w.deps.push_back(c.last_compute);
         em_.add(std::move(w));
       }
@@ -315,6 +353,7 @@ class StepEmitter {
   // (overlapped with earlier chunks' compute when the stack overlaps the parameter gather).
   void emit_param_gathers() {
     param_gather_.assign(l_.chunks, -1);
+    if (l_.fsdp) return;  // each block gathers its own, in its passes
     const double param_bytes = param_gather_bytes_per_param(s_);
     std::vector<std::int32_t> all;
     for (int c : chunks_by_stage()) {
@@ -343,6 +382,10 @@ class StepEmitter {
     // stages in reverse, so the last stage is reduced first.
     std::vector<int> order = chunks_by_stage();
     std::reverse(order.begin(), order.end());
+    if (l_.fsdp) {
+      order.clear();  // each block reduced its gradients in its backward
+      syncs = block_reductions_;
+    }
     for (int c : order) {
       const plan::ParamShard p = plan::chunk_params(s_, l_, r_, c);
       const int after = s_.recipe.overlap_grad_reduce ? last_gradient_[c] : end_of_backward;
@@ -376,6 +419,7 @@ class StepEmitter {
   std::vector<int> forward_end_;     // per (micro-batch, chunk): its forward's last task
   std::vector<int> input_grad_end_;  // per (micro-batch, chunk): its B's last task
   std::vector<int> local_message_;   // per message produced for this rank itself: its task
+  std::vector<std::int32_t> block_reductions_;  // per-block sharding: every gradient reduce-scatter
 };
 
 }  // namespace
@@ -424,7 +468,7 @@ std::vector<long long> task_counts(const Scenario& s, const plan::Layout& l, con
   std::vector<long long> counts;
   for (int r = 0; r < l.pp; ++r) {
     long long tasks = 1;  // the optimizer
-    for (int c = 0; c < l.chunks; ++c) {
+    for (int c = 0; c < l.chunks && !l.fsdp; ++c) {  // (per-block sharding: items of the passes)
       const plan::ParamShard p = plan::chunk_params(s, l, r, c);
       const int dense = l.dp * l.cp > 1 && p.dense_params > 0 ? 1 : 0;
       const int expert = l.edp > 1 && p.expert_params > 0 ? 1 : 0;

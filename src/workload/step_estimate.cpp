@@ -79,6 +79,7 @@ class RankPricing {
 struct RankClock {
   double compute_free = 0;
   double tp_free = 0, ep_free = 0, pp_free = 0, dp_free = 0;
+  double gather_free = 0;     // per-block sharding's gather stream (its reductions use dp_free)
   // The latest EP collective: a dispatcher on SMs holds `sm_fraction` of the GPU meanwhile.
   double ep_start = 0, ep_end = 0, sm_fraction = 0;
   double compute_s = 0;       // compute issued so far
@@ -88,8 +89,9 @@ struct RankClock {
 
 // One item of a pass with its duration on an idle platform.
 struct PricedItem {
-  enum class Kind : std::uint8_t { compute, beside, tp_comm, ep_comm } kind = Kind::compute;
+  enum class Kind : std::uint8_t { compute, beside, tp_comm, ep_comm, block_gather, block_reduce } kind = Kind::compute;
   double seconds = 0;
+  int block = -1;  // per-block sharding: the block it belongs to (or gathers, or reduces)
 };
 
 std::vector<PricedItem> priced(const std::vector<PassItem>& items, RankPricing& pricing) {
@@ -97,7 +99,11 @@ std::vector<PricedItem> priced(const std::vector<PassItem>& items, RankPricing& 
   out.reserve(items.size());
   for (const PassItem& item : items) {
     PricedItem p;
-    if (!item.is_comm) {
+    p.block = item.block;
+    if (item.sharded != PassItem::Sharded::no) {
+      p.kind = item.sharded == PassItem::Sharded::gather ? PricedItem::Kind::block_gather : PricedItem::Kind::block_reduce;
+      p.seconds = pricing.seconds(item.collective, item.group, item.bytes);
+    } else if (!item.is_comm) {
       p.kind = item.beside_previous_comm ? PricedItem::Kind::beside : PricedItem::Kind::compute;
       p.seconds = item.cost.pipelined_seconds;
     } else {
@@ -114,6 +120,7 @@ struct Cursor {
   const std::vector<PricedItem>* items = nullptr;
   std::size_t next = 0;
   double ready = 0;
+  std::map<int, double> block_gathered;  // per-block sharding: when a block's parameters are in
   bool done() const { return next >= items->size(); }
 };
 
@@ -148,14 +155,33 @@ double run_compute(RankClock& clock, double seconds, double after) {
 void replay_segment(Cursor& c, RankClock& clock) {
   using Kind = PricedItem::Kind;
   const std::vector<PricedItem>& items = *c.items;
+  // A block's first item waits for its parameters.
+  const auto gathered = [&c](const PricedItem& item) {
+    const auto it = c.block_gathered.find(item.block);
+    if (it == c.block_gathered.end()) return 0.0;
+    const double at = it->second;
+    c.block_gathered.erase(it);
+    return at;
+  };
   while (!c.done()) {
     const PricedItem& item = items[c.next++];
+    if (item.kind == Kind::block_gather) {
+      clock.gather_free = std::max(clock.gather_free, c.ready) + item.seconds;
+      double& in = c.block_gathered[item.block];
+      in = std::max(in, clock.gather_free);
+      continue;
+    }
+    if (item.kind == Kind::block_reduce) {
+      clock.dp_free = std::max(clock.dp_free, c.ready) + item.seconds;
+      continue;
+    }
+    c.ready = std::max(c.ready, gathered(item));
     if (item.kind == Kind::compute) {
       c.ready = run_compute(clock, item.seconds, c.ready);
       continue;
     }
     if (item.kind == Kind::beside) {
-      run_compute(clock, item.seconds, 0);
+      run_compute(clock, item.seconds, gathered(item));
       continue;
     }
     const bool ep = item.kind == Kind::ep_comm;
@@ -167,7 +193,10 @@ void replay_segment(Cursor& c, RankClock& clock) {
       clock.ep_start = start;
       clock.ep_end = stream;
     }
-    while (!c.done() && items[c.next].kind == Kind::beside) run_compute(clock, items[c.next++].seconds, 0);
+    while (!c.done() && items[c.next].kind == Kind::beside) {
+      const PricedItem& beside = items[c.next++];
+      run_compute(clock, beside.seconds, gathered(beside));
+    }
     return;
   }
 }
@@ -274,7 +303,8 @@ class PipelineReplay {
     gathered_.emplace_back();
     gathered_.back().assign(static_cast<std::size_t>(l_.chunks), 0.0);
     double first = -1;
-    for (int chunk : chunks_by_stage(r)) {
+    // (Per-block sharding gathers in the passes instead: an empty order.)
+    for (int chunk : l_.fsdp ? std::vector<int>{} : chunks_by_stage(r)) {
       const plan::ParamShard shard = plan::chunk_params(s_, l_, r, chunk);
       if (l_.dp * l_.cp > 1 && shard.dense_params > 0)
         c.dp_free += p.seconds(CollectiveKind::all_gather, GroupRole::dp, shard.dense_params * bytes_per_param);
@@ -284,7 +314,7 @@ class PipelineReplay {
       if (first < 0) first = c.dp_free;
     }
     if (!s_.recipe.overlap_param_gather) std::fill(gathered_.back().begin(), gathered_.back().end(), c.dp_free);
-    first_forward_.push_back(s_.recipe.overlap_param_gather ? first : c.dp_free);
+    first_forward_.push_back(s_.recipe.overlap_param_gather ? std::max(first, 0.0) : c.dp_free);
   }
 
   // Replays rank r's next schedule entry (or F&B step) if its inputs have arrived.
@@ -343,13 +373,16 @@ class PipelineReplay {
                      clock.tp_free > first_input ? ns(clock.tp_free) : kIrrelevant,
                      clock.ep_free > first_input ? ns(clock.ep_free) : kIrrelevant,
                      sms_held ? ns(clock.ep_start) : kIrrelevant,
-                     sms_held ? ns(clock.ep_end) : kIrrelevant};
+                     sms_held ? ns(clock.ep_end) : kIrrelevant,
+                     l_.fsdp && clock.gather_free > first_input ? ns(clock.gather_free) : kIrrelevant,
+                     l_.fsdp && clock.dp_free > first_input ? ns(clock.dp_free) : kIrrelevant};
     if (const auto it = replays_.find(key); it != replays_.end()) {
       const ReplayOutcome& m = it->second;
       for (std::size_t k = 0; k < count; ++k) cursors[k].ready = s + m.cursor_end_s[k];
       clock.compute_free = s + m.compute_free_s;
       for (auto [field, offset] : {std::pair{&clock.tp_free, m.tp_free_s}, {&clock.ep_free, m.ep_free_s},
-                                   {&clock.ep_start, m.ep_start_s}, {&clock.ep_end, m.ep_end_s}})
+                                   {&clock.ep_start, m.ep_start_s}, {&clock.ep_end, m.ep_end_s},
+                                   {&clock.gather_free, m.gather_free_s}, {&clock.dp_free, m.dp_free_s}})
         if (offset != kUntouched) *field = s + offset;
       clock.compute_s += m.compute_s;
       return;
@@ -371,6 +404,8 @@ class PipelineReplay {
     m.ep_free_s = offset(clock.ep_free, before.ep_free);
     m.ep_start_s = offset(clock.ep_start, before.ep_start);
     m.ep_end_s = offset(clock.ep_end, before.ep_end);
+    m.gather_free_s = offset(clock.gather_free, before.gather_free);
+    m.dp_free_s = offset(clock.dp_free, before.dp_free);
     m.compute_s = clock.compute_s - before.compute_s;
     replays_.emplace(key, m);
   }
@@ -405,8 +440,9 @@ class PipelineReplay {
     RankClock& c = clocks_[static_cast<std::size_t>(r)];
     RankPricing& p = pricing_[static_cast<std::size_t>(r)];
     const double drained = std::max({c.compute_free, c.tp_free, c.ep_free, c.pp_free});
-    double synced = drained;
-    std::vector<int> order = chunks_by_stage(r);
+    // Per-block sharding reduced each block's gradients in its backward, on the DP stream.
+    double synced = l_.fsdp ? std::max(drained, c.dp_free) : drained;
+    std::vector<int> order = l_.fsdp ? std::vector<int>{} : chunks_by_stage(r);
     std::reverse(order.begin(), order.end());
     for (int chunk : order) {
       const plan::ParamShard shard = plan::chunk_params(s_, l_, r, chunk);
@@ -439,11 +475,12 @@ class PipelineReplay {
   struct ReplayOutcome {
     double cursor_end_s[2] = {0, 0};
     double compute_free_s = 0, tp_free_s = 0, ep_free_s = 0, ep_start_s = 0, ep_end_s = 0;
+    double gather_free_s = 0, dp_free_s = 0;  // per-block sharding's streams
     double compute_s = 0;
   };
-  // The passes (second: -1 for none), then the compute stream, the inputs, the TP and EP streams
-  // and the dispatcher's SMs, in nanoseconds from the start.
-  using ReplayKey = std::array<long long, 9>;
+  // The passes (second: -1 for none), then the compute stream, the inputs, the TP and EP streams,
+  // the dispatcher's SMs and per-block sharding's gather and DP streams, in nanoseconds from the start.
+  using ReplayKey = std::array<long long, 11>;
   struct KeyHash {
     std::size_t operator()(const ReplayKey& k) const {
       std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the words

@@ -234,6 +234,10 @@ struct StackSupport {
   std::vector<std::string> dispatchers;   // recipe.dispatcher values
   std::vector<std::string> cuda_graphs;   // recipe.cuda_graphs scopes
   std::vector<std::string> switches;      // recipe switches (RecipeSpec::switches names) it has
+  // layout.sharding strategies: "optimizer" (Megatron's distributed optimizer, ZeRO-1: parameters
+  // gathered and gradients reduced once per step) and "fsdp" (ZeRO-3: per transformer block, in
+  // every pass: FSDP2, XLA's SPMD sharding).
+  std::vector<std::string> sharding = {"optimizer"};
 
   bool operator==(const StackSupport&) const = default;
 };
@@ -265,6 +269,9 @@ struct StackSpec {
   // "operands" (both, one kernel each: TE 2.11 and before) or "weights" (the weight's only: TE
   // 2.12's quantisers write activations' and gradients' scales GEMM-ready, PR 2486).
   std::string mxfp8_gemm_swizzle = "weights";
+  // The formula the framework logs its TFLOP/s by (model::framework_flops_per_token): megatron,
+  // torchtitan or maxtext; moesim reports it beside Megatron's convention.
+  std::string flops_formula = "megatron";
   RecipeSpec recipe;                      // the release's default recipe
   std::map<std::string, std::string> sources;  // setting -> provenance
 
@@ -288,6 +295,13 @@ struct LayoutSpec {
   std::string pipeline_layout;            // Megatron's pipeline_model_parallel_layout, "" = even
   std::string schedule = "1f1b";          // one of pipeline_schedule_names()
   int gpus_per_domain = 0;                // GPUs used per NVLink domain; 0 = all of it
+  // How parameters, gradients and optimizer states are sharded over the data-parallel ranks
+  // (dense over dp x cp, experts over edp): "optimizer" (distributed optimizer, ZeRO-1) or "fsdp"
+  // (ZeRO-3: each transformer block's parameters all-gathered before its forward and, when
+  // resharded after the forward, again before its backward; its gradients reduce-scattered
+  // after its backward; one block prefetched ahead, FSDP2's and XLA's rule).
+  std::string sharding = "optimizer";
+  bool reshard_after_forward = true;      // fsdp: free gathered parameters after each block's forward
 
   bool operator==(const LayoutSpec&) const = default;
 };

@@ -24,6 +24,9 @@ struct Metrics {
   double step_time_s = 0;
   double model_flop_per_gpu = 0;    // Megatron convention, per step
   double tflops_per_gpu = 0;        // model TFLOP/s per GPU
+  // The same step by the stack's framework's own formula (StackSpec::flops_formula): what its
+  // logs would print; equal to tflops_per_gpu for Megatron stacks.
+  double framework_tflops_per_gpu = 0;
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;                   // against the precision's dense peak
   double peak_tflops = 0;

@@ -44,6 +44,10 @@ struct Layout {
   bool combined_1f1b = false;           // 1f1b with recipe.ep_overlap: F&B pairs after one extra warm-up forward
   int chunks = 1;                       // model chunks held per pipeline rank: vpp, 2 for dualpipe
   int param_copies = 1;                 // pipeline ranks holding each stage's parameters: 2 for dualpipe
+  // ZeRO-3 sharding (layout.sharding "fsdp"): parameters gathered per transformer block and pass,
+  // gradients reduced per block, instead of once per step by the distributed optimizer.
+  bool fsdp = false;
+  bool reshard_after_forward = true;    // fsdp: the backward gathers each block again
   std::string pipeline_layout;          // as given, or the generated one
   bool pipeline_layout_generated = false;
   std::vector<VirtualStage> stages;     // pp * vpp, in model order (index = virtual stage)

@@ -39,6 +39,15 @@ struct MemoryBreakdown {
 
 // Parameters of one model chunk (virtual stage) on a GPU of pipeline rank `pp_rank`.
 ParamShard chunk_params(const Scenario& s, const Layout& l, int pp_rank, int chunk);
+// The blocks per-block sharding (layout.sharding fsdp) gathers one at a time, of one model chunk in
+// forward order, as held by a GPU before data-parallel sharding: each transformer layer; the
+// embedding joins the chunk's first block, MTP layers and the output head its last (TorchTitan
+// wraps each block, and the final norm with the output head; the embedding's own unit is folded
+// into the first block, an assumption worth a few MB). Their sum is chunk_params.
+std::vector<ParamShard> sharded_blocks(const Scenario& s, const Layout& l, int pp_rank, int chunk);
+// The parameters a GPU holds of `p` once sharded: dense over dp x cp, experts over edp (and each
+// stage's over both copies under dualpipe).
+double sharded_params(const ParamShard& p, const Layout& l);
 // All chunks of a pipeline rank.
 ParamShard param_shard(const Scenario& s, const Layout& l, int pp_rank);
 // Activation bytes one micro-batch leaves saved for backward in one transformer layer.

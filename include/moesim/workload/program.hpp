@@ -11,8 +11,10 @@
 
 namespace moesim::workload {
 
-enum class Stream : std::uint8_t { compute, tp_comm, ep_comm, pp_send, dp_comm };
-inline constexpr int kStreams = 5;
+// dp_comm carries the data-parallel reductions (and the distributed optimizer's gathers);
+// dp_gather the per-block parameter gathers of FSDP, which FSDP2 issues on a stream of their own.
+enum class Stream : std::uint8_t { compute, tp_comm, ep_comm, pp_send, dp_comm, dp_gather };
+inline constexpr int kStreams = 6;
 
 enum class TaskKind : std::uint8_t { compute, collective, pp_send };
 
