@@ -143,6 +143,9 @@ void describe_scenario(Reader& r, Scenario& s) {
   r.rule("layout.gpus_per_domain", s.layout.gpus_per_domain <= s.system.domain_gpus,
          "at most the system's nvlink_domain_gpus",
          fmt::format("{} > {}", s.layout.gpus_per_domain, s.system.domain_gpus));
+  r.rule("recipe.offload", s.recipe.offload.empty() || s.system.host_link_bytes_per_s > 0,
+         "no offloaded modules, or a system with host_link_gbytes_per_s > 0",
+         fmt::format("{} describes no host link", s.system.name));
   r.rule("layout.sharding",
          std::find(s.stack.supports.sharding.begin(), s.stack.supports.sharding.end(), s.layout.sharding) !=
              s.stack.supports.sharding.end(),

@@ -41,6 +41,9 @@ void describe_support(Reader& r, StackSupport& s) {
                             "(distributed optimizer, ZeRO-1), fsdp (per-block ZeRO-3); absent = optimizer")
                 .optional(),
             s.sharding, {"optimizer", "fsdp"});
+  r.choices(key("offload", "modules whose saved activations the release can keep in host memory (recipe.offload); "
+                           "absent = none").optional(),
+            s.offload, {"moe_act"});
 }
 
 void describe_kernel(Reader& r, EpKernelSpec& k) {
@@ -156,6 +159,11 @@ void describe_recipe(Reader& r, RecipeSpec& s) {
   r.choice(key("main_grad_dtype", "type of the data-parallel gradient buffer, accumulated and reduced in it "
                                   "(Megatron: fp32 unless --grad-reduce-in-bf16)").optional(),
            s.main_grad_dtype, {"fp32", "bf16"});
+  r.choices(key("offload", "modules whose saved activations wait for the backward in host memory, copied out "
+                           "after each layer's forward and back one layer ahead of its backward over the system's "
+                           "host link: moe_act (the experts' fc1 output, MaxText's moe_mlpwi_0/1 offload)")
+                .optional(),
+            s.offload, {"moe_act"});
 
   const bool full = contains(s.recompute, "full");
   r.rule("recompute", !full || s.recompute.size() == 1, "\"full\" recomputes everything: list it alone");
@@ -171,6 +179,10 @@ void check_recipe_supported(Reader& r, const std::string& where, const RecipeSpe
          "a CUDA graph scope listed in the stack's supports.cuda_graphs",
          fmt::format("stack \"{}\" offers {}, not {}", stack.name, join(stack.supports.cuda_graphs),
                      recipe.cuda_graphs));
+  for (const auto& module : recipe.offload)
+    r.rule(prefix + "offload", contains(stack.supports.offload, module),
+           "modules listed in the stack's supports.offload",
+           fmt::format("stack \"{}\" cannot offload {}", stack.name, module));
   for (const auto& [name, on] : recipe.switches())
     r.rule(prefix + name, !on || contains(stack.supports.switches, name),
            "false, or a switch listed in the stack's supports.switches",

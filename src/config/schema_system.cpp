@@ -169,6 +169,14 @@ void describe_system(Reader& r, SystemSpec& s) {
                .at_least(0.1)
                .at_most(100),
            s.host_op_time_ratio);
+  r.number(key("host_link_gbytes_per_s", "each GPU's link to host memory, per direction (NVLink-C2C to Grace, PCIe to "
+                                         "an x86 host): what offloaded activations cross; 0 (the default) = not "
+                                         "described, offloading refused")
+               .in("GB/s", 1e9)
+               .optional()
+               .at_least(0)
+               .at_most(1e4),
+           s.host_link_bytes_per_s);
   r.object(key("variability", "how much its GPUs and kernels differ in speed (the defaults of a scenario's "
                               "\"variability\"); absent = identical GPUs")
                .optional(),

@@ -1,5 +1,7 @@
 #include "moesim/config/specs.hpp"
 
+#include <algorithm>
+
 namespace moesim {
 
 double GpuSpec::peak_flop_per_s(Precision p) const {
@@ -28,6 +30,10 @@ double GpuSpec::sustained_clock_hz(Precision p) const {
 
 double GpuSpec::sustained_flop_per_s(Precision p) const {
   return sm_count * tensor_flop_per_clock_per_sm(p) * sustained_clock_hz(p);
+}
+
+bool RecipeSpec::offloads(const std::string& module) const {
+  return std::find(offload.begin(), offload.end(), module) != offload.end();
 }
 
 bool RecipeSpec::recomputes(const std::string& module) const {

@@ -24,10 +24,11 @@ int priority(Activity a) {
     case Activity::pp_comm: return 3;
     case Activity::dp_grad_sync: return 4;
     case Activity::dp_param_gather: return 5;
-    default: return 6;
+    case Activity::host_copy: return 6;
+    default: return 7;
   }
 }
-constexpr int kCommKinds = 6;
+constexpr int kCommKinds = 7;
 
 }  // namespace
 
@@ -91,6 +92,8 @@ Breakdown attribute_time(const workload::RankProgram& program, const std::vector
   b.exposed_tp_s = charged[2];
   b.exposed_pp_s = charged[3];
   b.exposed_dp_s = charged[4] + charged[5];
+  // The GPU waiting for offloaded activations to come back is host time too.
+  b.host_overhead_s += charged[6];
   b.bubble_s = charged[kCommKinds];
   return b;
 }

@@ -333,6 +333,10 @@ class Simulation {
         if (sms) sms->cancel();
         return;
       }
+      case TaskKind::host_copy:
+        // The copy engines move it over the GPU's own host link, beside the SMs.
+        if (t.seconds > 0) sg4::this_actor::sleep_for(t.seconds);
+        return;
       case TaskKind::pp_send: {
         const int peer = g.pp_peers[t.peer_pp_rank];
         if (g.observed) {

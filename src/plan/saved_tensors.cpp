@@ -113,12 +113,14 @@ void gqa_attention(const Shape& s, std::vector<SavedTensor>& out) {
 
 // fc1's output and fc2's input of a SwiGLU MLP with intermediate size `ffn` over `rows` rows.
 void swiglu_mlp(const Shape& s, const std::string& what, double rows, double ffn, bool act_recomputed,
-                std::vector<SavedTensor>& out) {
+                std::vector<SavedTensor>& out, bool input_offloaded = false) {
   // activation_func_fp8_input_store casts the input the activation saves to e4m3
   // (fusions/fused_bias_swiglu.py); a recomputed activation saves nothing itself, and its
   // checkpoint keeps fc1's BF16 output (moe/experts.py CheckpointWithoutOutput).
   const bool fp8_input = s.sc.recipe.activation_fp8_input_store && !act_recomputed;
-  add(out, what + " fc1 output (SwiGLU input)", TensorKind::ffn_activation, rows * 2 * ffn, fp8_input ? 1.0 : kBf16Bytes);
+  // An offloaded fc1 output waits in host memory (recipe.offload; offloaded_activation_bytes).
+  if (!(input_offloaded && !act_recomputed))
+    add(out, what + " fc1 output (SwiGLU input)", TensorKind::ffn_activation, rows * 2 * ffn, fp8_input ? 1.0 : kBf16Bytes);
   // Recomputing the activation frees its output; in FP8 recipes fc2 is set to save that BF16
   // output rather than its own quantised copy, so nothing of it stays.
   if (!act_recomputed)
@@ -158,7 +160,8 @@ void moe_ffn(const Shape& s, std::vector<SavedTensor>& out) {
   }
   // Dispatched tokens: BF16, or the quantised copy the grouped GEMM saves.
   add(out, "expert fc1 input (dispatched tokens)", TensorKind::gemm_input, rows * h, s.low_precision ? s.gemm_in : kBf16Bytes);
-  swiglu_mlp(s, "expert", rows, static_cast<double>(e.expert_ffn) / s.sc.layout.etp, s.recomputes("moe_act"), out);
+  swiglu_mlp(s, "expert", rows, static_cast<double>(e.expert_ffn) / s.sc.layout.etp, s.recomputes("moe_act"), out,
+             s.sc.recipe.offloads("moe_act"));
 }
 
 }  // namespace
@@ -213,6 +216,13 @@ std::vector<SavedTensor> output_saved_tensors(const Scenario& sc) {
   add(out, "logits (cross-entropy)", TensorKind::logits, s.tokens * sc.model.vocab / s.tp,
       sc.recipe.cross_entropy_fusion ? kBf16Bytes : kFp32Bytes);
   return out;
+}
+
+double offloaded_activation_bytes(const Scenario& sc, bool moe_layer) {
+  if (sc.recipe.offload.empty()) return 0;
+  Scenario kept = sc;
+  kept.recipe.offload.clear();
+  return total_bytes(layer_saved_tensors(kept, moe_layer)) - total_bytes(layer_saved_tensors(sc, moe_layer));
 }
 
 double total_bytes(const std::vector<SavedTensor>& tensors) {

@@ -69,6 +69,9 @@ json task_args(const Task& t, double seconds) {
       a["bytes"] = t.bytes;
       a["to_pp_rank"] = t.peer_pp_rank;
       break;
+    case TaskKind::host_copy:
+      a["bytes"] = t.bytes;
+      break;
   }
   return a;
 }
@@ -170,6 +173,7 @@ std::string_view stream_track_name(Stream s) {
     case Stream::pp_send: return "PP send";
     case Stream::dp_comm: return "DP communication (gradients, parameters)";
     case Stream::dp_gather: return "FSDP parameter all-gathers";
+    case Stream::host_copy: return "activation offload (host copies)";
   }
   return "?";
 }

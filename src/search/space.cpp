@@ -70,10 +70,10 @@ bool stack_has(const StackSpec& stack, const std::string& name) {
 }
 
 void check_offered(const SearchSpec& spec, const std::vector<std::string>& values, const std::vector<std::string>& offered,
-                   const std::string& key, const std::string& stack) {
+                   const std::string& key, const std::string& stack, const char* section = "recipe") {
   for (std::size_t i = 0; i < values.size(); ++i)
     if (std::find(offered.begin(), offered.end(), values[i]) == offered.end())
-      throw ConfigError(spec.file.string(), fmt::format("$.space.recipe.{}[{}]", key, i),
+      throw ConfigError(spec.file.string(), fmt::format("$.space.{}.{}[{}]", section, key, i),
                         fmt::format("a value the base scenario's stack \"{}\" offers ({}); got \"{}\"", stack,
                                     fmt::join(offered, ", "), values[i]));
 }
@@ -125,6 +125,9 @@ Space resolve_space(const SearchSpec& spec, const Scenario& base) {
   // measured efficiency) and a wider CUDA graph scope only removes launch cost: searching them
   // would repeat results or always pick the widest scope. The file may still list them.
   s.dispatcher = in.dispatcher.value_or(std::vector<std::string>{r.dispatcher});
+  // The base's sharding unless the file lists strategies: most stacks offer one.
+  s.sharding = in.sharding.value_or(std::vector<std::string>{l.sharding});
+  check_offered(spec, s.sharding, base.stack.supports.sharding, "sharding", base.stack.name, "layout");
   s.cuda_graphs = in.cuda_graphs.value_or(std::vector<std::string>{r.cuda_graphs});
   check_offered(spec, s.dispatcher, base.stack.supports.dispatchers, "dispatcher", base.stack.name);
   check_offered(spec, s.cuda_graphs, base.stack.supports.cuda_graphs, "cuda_graphs", base.stack.name);
@@ -155,6 +158,7 @@ std::vector<Candidate> enumerate(const Space& s) {
                   for (std::size_t p = 0; p < s.pipeline_layout.size(); ++p) {
                     if (layout_stages[p] != 0 && layout_stages[p] != static_cast<std::size_t>(pp) * vpp) continue;
                     for (const auto& recompute : s.recompute)
+                     for (const std::string& sharding : s.sharding)
                       for (bool overlap : s.ep_overlap)
                         for (bool delay : s.delay_wgrad)
                           for (const std::string& dispatcher : s.dispatcher)
@@ -163,6 +167,7 @@ std::vector<Candidate> enumerate(const Space& s) {
                               c.micro_batch = mb;
                               c.schedule = schedule;
                               c.pipeline_layout = s.pipeline_layout[p];
+                              c.sharding = sharding;
                               c.recompute = recompute;
                               c.ep_overlap = overlap, c.delay_wgrad = delay;
                               c.dispatcher = dispatcher, c.cuda_graphs = graphs;
@@ -215,7 +220,7 @@ std::uint64_t count_candidates(const Space& s) {
   }
   std::uint64_t n = stage_choices;
   for (std::size_t size : {s.tp.size(), s.ep.size(), s.etp.size(), s.cp.size(), s.micro_batch.size(),
-                           s.schedule.size(), s.recompute.size(), s.ep_overlap.size(), s.delay_wgrad.size(),
+                           s.schedule.size(), s.recompute.size(), s.sharding.size(), s.ep_overlap.size(), s.delay_wgrad.size(),
                            s.dispatcher.size(), s.cuda_graphs.size()})
     n = saturating_multiply(n, size);
   return n;
@@ -227,7 +232,8 @@ std::string axis_sizes(const Space& s) {
       {"vpp", s.vpp.size()},         {"ep", s.ep.size()},
       {"etp", s.etp.size()},         {"cp", s.cp.size()},
       {"micro_batch", s.micro_batch.size()}, {"schedule", s.schedule.size()},
-      {"pipeline_layout", s.pipeline_layout.size()}, {"recompute", s.recompute.size()},
+      {"pipeline_layout", s.pipeline_layout.size()}, {"sharding", s.sharding.size()},
+      {"recompute", s.recompute.size()},
       {"ep_overlap", s.ep_overlap.size()},   {"delay_wgrad", s.delay_wgrad.size()},
       {"dispatcher", s.dispatcher.size()},   {"cuda_graphs", s.cuda_graphs.size()}};
   std::vector<std::string> varied;  // an axis of one value multiplies nothing
@@ -243,6 +249,7 @@ Candidate reference_candidate(const Scenario& base) {
   c.micro_batch = base.training.micro_batch;
   c.schedule = l.schedule;
   c.pipeline_layout = l.pipeline_layout;
+  c.sharding = l.sharding;
   c.recompute = sorted(base.recipe.recompute);
   c.ep_overlap = base.recipe.ep_overlap, c.delay_wgrad = base.recipe.delay_wgrad;
   c.dispatcher = base.recipe.dispatcher, c.cuda_graphs = base.recipe.cuda_graphs;
@@ -255,6 +262,7 @@ void apply(const Candidate& c, Scenario& s) {
   l.dp = 0;
   l.schedule = c.schedule;
   l.pipeline_layout = c.pipeline_layout;
+  l.sharding = c.sharding;
   s.training.micro_batch = c.micro_batch;
   s.recipe.recompute = c.recompute;
   s.recipe.ep_overlap = c.ep_overlap, s.recipe.delay_wgrad = c.delay_wgrad;
@@ -271,6 +279,7 @@ sweep::FieldValues patches(const Candidate& c) {
           {"layout.dp", 0},
           {"layout.schedule", c.schedule},
           {"layout.pipeline_layout", c.pipeline_layout},
+          {"layout.sharding", c.sharding},
           {"training.micro_batch", c.micro_batch},
           {"recipe.recompute", c.recompute},
           {"recipe.ep_overlap", c.ep_overlap},
@@ -290,6 +299,7 @@ Json layout_json(const Candidate& c) {
   j["micro_batch"] = c.micro_batch;
   j["schedule"] = c.schedule;
   j["pipeline_layout"] = c.pipeline_layout;
+  j["sharding"] = c.sharding;
   return j;
 }
 
@@ -314,6 +324,7 @@ Candidate candidate_from_json(const Json& layout, const Json& recipe) {
   c.micro_batch = layout.at("micro_batch").get<int>();
   c.schedule = layout.at("schedule").get<std::string>();
   c.pipeline_layout = layout.at("pipeline_layout").get<std::string>();
+  c.sharding = layout.value("sharding", std::string("optimizer"));  // (result files before the axis)
   c.recompute = recipe.at("recompute").get<std::vector<std::string>>();
   c.ep_overlap = recipe.at("ep_overlap").get<bool>();
   c.delay_wgrad = recipe.at("delay_wgrad").get<bool>();
@@ -329,6 +340,7 @@ std::string describe(const Candidate& c) {
   out += fmt::format(" mbs{}", c.micro_batch);
   if (c.schedule != "1f1b") out += " " + c.schedule;
   if (!c.pipeline_layout.empty()) out += " layout " + c.pipeline_layout;
+  if (c.sharding != "optimizer") out += " " + c.sharding;
   std::vector<std::string> recipe;
   if (c.ep_overlap) recipe.push_back("ep_overlap");
   if (c.delay_wgrad) recipe.push_back("delay_wgrad");

@@ -91,12 +91,14 @@ class SearchReader : public config::StrictJson {
     SpaceSpec s;
     if (const auto it = j.find("layout"); it != j.end()) {
       const std::string a = at + ".layout";
-      allow_keys(*it, a, {"tp", "pp", "vpp", "ep", "etp", "cp", "schedule", "pipeline_layout"});
+      allow_keys(*it, a, {"tp", "pp", "vpp", "ep", "etp", "cp", "schedule", "pipeline_layout", "sharding"});
       for (auto [name, axis] : {std::pair{"tp", &s.tp}, {"pp", &s.pp}, {"vpp", &s.vpp}, {"ep", &s.ep},
                                 {"etp", &s.etp}, {"cp", &s.cp}})
         if (it->contains(name)) *axis = integers(*it, name, a);
       if (it->contains("schedule")) s.schedule = strings(*it, "schedule", a, pipeline_schedule_names());
       if (it->contains("pipeline_layout")) s.pipeline_layout = strings(*it, "pipeline_layout", a, {}, true);
+      // Whether the stack offers them is checked against the base scenario's stack (space.cpp).
+      if (it->contains("sharding")) s.sharding = strings(*it, "sharding", a, {"optimizer", "fsdp"});
     }
     if (const auto it = j.find("training"); it != j.end()) {
       allow_keys(*it, at + ".training", {"micro_batch"});

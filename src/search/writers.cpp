@@ -41,6 +41,8 @@ std::string layout_cell(const Json& row) {
   // fmt rather than string concatenation: GCC 12 warns falsely (-Wrestrict) on the latter here.
   if (l["schedule"].get<std::string>() != "1f1b") out += fmt::format(" {}", l["schedule"].get<std::string>());
   if (!l["pipeline_layout"].get<std::string>().empty()) out += fmt::format(" {}", l["pipeline_layout"].get<std::string>());
+  if (const std::string sharding = l.value("sharding", std::string("optimizer")); sharding != "optimizer")
+    out += fmt::format(" {}", sharding);
   return out;
 }
 

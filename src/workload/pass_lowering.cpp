@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "moesim/model/params.hpp"
 #include "moesim/plan/memory.hpp"
+#include "moesim/plan/saved_tensors.hpp"
 
 namespace moesim::workload {
 
@@ -160,15 +163,29 @@ void PassLowering::mtp_backward(cost::GradPart part, std::vector<PassItem>& out)
   compute(out, mtp_extra_, false, "mtp projection backward", part);
 }
 
-// Per-block sharding of one pass: tags each item with its block and places the block's
-// collectives. Forward: blocks 0 and 1 gathered at the start, block b + 1 when block b starts (one
-// ahead). Backward, in reverse: gathered again the same way when resharded after the forward, and
-// each block's gradients reduced once its backward is issued. Without sharding it does nothing.
+// The per-block work beside one pass (PassItem::BlockTask): tags each item with its block and
+// places the block's tasks. Per-block sharding: forward, blocks 0 and 1 gathered at the start and
+// block b + 1 when block b starts (one ahead); backward, in reverse, gathered again the same way
+// when resharded after the forward, and each block's gradients reduced once its backward is
+// issued. Activation offloading: each block's offloaded activations copied to host memory once
+// its forward is issued, and back the same way as the gathers in the backward. Without either it
+// does nothing.
 class PassLowering::Blocks {
  public:
   Blocks(const PassLowering& low, std::vector<PassItem>& out, int pp_rank, int chunk, bool forward)
       : low_(low), out_(out), forward_(forward) {
+    const plan::VirtualStage& v = low.l_.stage(pp_rank, chunk);
     if (low.l_.fsdp) shards_ = plan::sharded_blocks(low.s_, low.l_, pp_rank, chunk);
+    const double moe_bytes = plan::offloaded_activation_bytes(low.s_, true);
+    const double dense_bytes = plan::offloaded_activation_bytes(low.s_, false);
+    if (moe_bytes > 0 || dense_bytes > 0) {
+      // One block per layer (at least one), MTP layers with the last, as sharded_blocks has them.
+      for (int i = 0; i < std::max(1, v.layers); ++i)
+        offload_bytes_.push_back(i >= v.layers ? 0.0 : model::is_moe_layer(low.s_.model, v.first_layer + i) ? moe_bytes
+                                                                                                            : dense_bytes);
+      offload_bytes_.back() += v.mtp_layers * (low.s_.model.moe.experts > 0 ? moe_bytes : dense_bytes);
+    }
+    n_ = static_cast<int>(std::max(shards_.size(), offload_bytes_.size()));
   }
   ~Blocks() { close(); }
   Blocks(const Blocks&) = delete;
@@ -176,32 +193,37 @@ class PassLowering::Blocks {
 
   // Items from here on belong to block b (blocks are entered in the pass's order).
   void enter(int b) {
-    if (shards_.empty() || b == current_) return;
+    if (n_ == 0 || b == current_) return;
     close();
-    const int n = static_cast<int>(shards_.size());
-    const int step = forward_ ? 1 : -1;
-    if (forward_ || low_.l_.reshard_after_forward) {
-      if (current_ < 0) collectives(b, PassItem::Sharded::gather);
-      if (b + step >= 0 && b + step < n) collectives(b + step, PassItem::Sharded::gather);
-    }
+    const int ahead = b + (forward_ ? 1 : -1);
+    const bool first = current_ < 0;
+    // What a block needs before it runs, asked for one block ahead.
+    const auto needs = [&](auto&& add) {
+      if (first) add(b);
+      if (ahead >= 0 && ahead < n_) add(ahead);
+    };
+    if (!shards_.empty() && (forward_ || low_.l_.reshard_after_forward))
+      needs([&](int k) { collectives(k, PassItem::BlockTask::gather); });
+    if (!forward_ && !offload_bytes_.empty()) needs([&](int k) { copy(k, PassItem::BlockTask::reload); });
     current_ = b;
     from_ = out_.size();
   }
-  int last() const { return static_cast<int>(shards_.size()) - 1; }
+  int last() const { return n_ - 1; }
 
  private:
   void close() {
     if (current_ < 0 || out_.size() == from_) return;
     for (std::size_t i = from_; i < out_.size(); ++i) out_[i].block = current_;
     out_.back().closed = true;
-    if (!forward_) collectives(current_, PassItem::Sharded::reduce);
+    if (!forward_ && !shards_.empty()) collectives(current_, PassItem::BlockTask::reduce);
+    if (forward_ && !offload_bytes_.empty()) copy(current_, PassItem::BlockTask::offload);
     from_ = out_.size();
   }
   // The block's parameter all-gathers (or gradient reduce-scatters): dense over dp x cp in the
   // parameters' (gradients') type, routed experts over edp.
-  void collectives(int b, PassItem::Sharded what) {
+  void collectives(int b, PassItem::BlockTask what) {
     const plan::ParamShard& p = shards_[static_cast<std::size_t>(b)];
-    const bool gather = what == PassItem::Sharded::gather;
+    const bool gather = what == PassItem::BlockTask::gather;
     const double bytes_per_param = gather ? param_gather_bytes_per_param(low_.s_) : grad_reduce_bytes_per_param(low_.s_);
     const auto kind = gather ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter;
     const Activity activity = gather ? Activity::dp_param_gather : Activity::dp_grad_sync;
@@ -209,7 +231,7 @@ class PassLowering::Blocks {
     auto add = [&](GroupRole group, double params, const char* part) {
       PassItem item;
       item.is_comm = true;
-      item.sharded = what;
+      item.block_task = what;
       item.block = b;
       item.collective = kind;
       item.group = group;
@@ -221,11 +243,27 @@ class PassLowering::Blocks {
     if (low_.l_.dp * low_.l_.cp > 1 && p.dense_params > 0) add(GroupRole::dp, p.dense_params, "dense");
     if (low_.l_.edp > 1 && p.expert_params > 0) add(GroupRole::edp, p.expert_params, "expert");
   }
+  // The block's offloaded activations to host memory, or back.
+  void copy(int b, PassItem::BlockTask what) {
+    const double bytes = offload_bytes_[static_cast<std::size_t>(b)];
+    if (bytes <= 0) return;
+    PassItem item;
+    item.is_comm = true;
+    item.block_task = what;
+    item.block = b;
+    item.activity = Activity::host_copy;
+    item.bytes = bytes;
+    item.label = fmt::format("block {} activations {} host memory", b,
+                             what == PassItem::BlockTask::offload ? "to" : "back from");
+    out_.push_back(std::move(item));
+  }
 
   const PassLowering& low_;
   std::vector<PassItem>& out_;
   bool forward_;
-  std::vector<plan::ParamShard> shards_;
+  std::vector<plan::ParamShard> shards_;  // per-block sharding: each block's parameters
+  std::vector<double> offload_bytes_;     // activation offloading: each block's bytes
+  int n_ = 0;                             // blocks of the chunk; 0 = no per-block work
   int current_ = -1;
   std::size_t from_ = 0;
 };

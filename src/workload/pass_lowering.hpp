@@ -31,17 +31,22 @@ struct PassItem {
   std::string label;
   int layer = -1;        // MoE layer of an expert segment or EP collective
   bool routed = false;   // compute on the tokens routed to this GPU's experts
-  // Per-block sharding (layout.sharding fsdp): the block of the chunk the item belongs to (its
-  // index in plan::sharded_blocks; -1 without it), and for a block's own collectives whether they
-  // gather its parameters (before it runs, issued one block ahead) or reduce its gradients (after
-  // its backward). Neither is a point of the pass: they run on the data-parallel streams beside it.
-  enum class Sharded : std::uint8_t { no, gather, reduce };
-  Sharded sharded = Sharded::no;
+  // Work per transformer block that runs beside the pass, on streams of its own, issued by the
+  // pass but never a point of it: the block of the chunk the item belongs to (its index in
+  // plan::sharded_blocks; -1 when there is no such work), and for a block's own tasks which they
+  // are: per-block sharding (layout.sharding fsdp) gathers its parameters (before it runs, issued
+  // one block ahead) and reduces its gradients (after its backward); activation offloading
+  // (recipe.offload) copies its saved activations to host memory after its forward and back
+  // before its backward (one block ahead). A block's first item waits for its gathers and reloads.
+  enum class BlockTask : std::uint8_t { no, gather, reduce, offload, reload };
+  BlockTask block_task = BlockTask::no;
   int block = -1;
   bool closed = false;   // no later compute joins this item (a block ends with it)
 };
 
 // What the step builder and the step estimate both need beyond the passes (step_builder.cpp).
+// Seconds of a copy of `bytes` to or from host memory over the GPU's host link.
+double host_copy_seconds(const Scenario& s, double bytes);
 // Bytes of one PP message: a micro-batch's sequence-parallel hidden states (or gradients), BF16.
 double pp_message_bytes(const Scenario& s, const plan::Layout& l);
 // Bytes per parameter the distributed optimizer all-gathers (1 when gathered in FP8, else BF16).

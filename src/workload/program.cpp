@@ -12,6 +12,7 @@ std::string_view to_string(Activity a) {
     case Activity::dp_grad_sync: return "dp_grad_sync";
     case Activity::dp_param_gather: return "dp_param_gather";
     case Activity::optimizer: return "optimizer";
+    case Activity::host_copy: return "host_copy";
   }
   return "?";
 }

@@ -42,7 +42,7 @@ struct PassCursor {
   std::vector<std::int32_t> first_deps;  // e.g. the parameter all-gather of its chunk
   plan::Pass pass = plan::Pass::forward;
   int microbatch = 0, chunk = 0;
-  std::map<int, std::vector<std::int32_t>> block_gathers;  // per block: gathers its first task waits for
+  std::map<int, std::vector<std::int32_t>> block_inputs;  // per block: gathers and reloads its first task waits for
   bool done() const { return next >= items.size(); }
 };
 
@@ -218,20 +218,28 @@ class StepEmitter {
 
   // A block's first task waits for the block's parameters (per-block sharding).
   static void wait_for_block(PassCursor& c, const PassItem& item, Task& t) {
-    const auto it = c.block_gathers.find(item.block);
-    if (it == c.block_gathers.end()) return;
+    const auto it = c.block_inputs.find(item.block);
+    if (it == c.block_inputs.end()) return;
     t.deps.insert(t.deps.end(), it->second.begin(), it->second.end());
-    c.block_gathers.erase(it);
+    c.block_inputs.erase(it);
   }
 
-  // A block's parameter all-gather, issued once the pass's work so far is (one block ahead), on
-  // the gather stream; or its gradient reduce-scatter, once its backward is, on the DP stream.
-  // The pass does not wait for either: its block's first task waits for the gather.
-  void sharded(PassCursor& c, const PassItem& item) {
-    const bool gather = item.sharded == PassItem::Sharded::gather;
+  // A block's task beside the pass (PassItem::BlockTask), issued once the pass's work so far is:
+  // its parameter all-gather (one block ahead) on the gather stream, its gradient reduce-scatter
+  // on the DP stream, its activations' copies to or from host memory on the copy stream. The
+  // pass waits for none of them: its block's first task waits for the gathers and reloads.
+  void block_task(PassCursor& c, const PassItem& item) {
+    using BlockTask = PassItem::BlockTask;
+    const bool needed = item.block_task == BlockTask::gather || item.block_task == BlockTask::reload;
+    const bool copy = item.block_task == BlockTask::offload || item.block_task == BlockTask::reload;
     Task t = dp_task(fmt::format("mb {} chunk {} {} {}", c.microbatch, c.chunk, letter(c.pass), item.label),
                      item.collective, item.group, item.activity, item.bytes);
-    t.stream = gather ? Stream::dp_gather : Stream::dp_comm;
+    t.stream = item.block_task == BlockTask::gather ? Stream::dp_gather : Stream::dp_comm;
+    if (copy) {
+      t.kind = TaskKind::host_copy;
+      t.stream = Stream::host_copy;
+      t.seconds = host_copy_seconds(s_, item.bytes);
+    }
     t.phase = phase_of(c.pass);
     t.microbatch = c.microbatch;
     t.chunk = static_cast<std::int16_t>(c.chunk);
@@ -242,16 +250,16 @@ class StepEmitter {
       t.deps = c.first_deps;
     }
     const int id = em_.add(std::move(t));
-    if (gather) c.block_gathers[item.block].push_back(id);
-    else block_reductions_.push_back(id);
+    if (needed) c.block_inputs[item.block].push_back(id);
+    else if (item.block_task == BlockTask::reduce) block_reductions_.push_back(id);
   }
 
   // Emits the pass's items up to and including its next communication.
   void segment(PassCursor& c) {
     while (!c.done()) {
       const PassItem& item = c.items[c.next++];
-      if (item.sharded != PassItem::Sharded::no) {
-        sharded(c, item);
+      if (item.block_task != PassItem::BlockTask::no) {
+        block_task(c, item);
         continue;
       }
       Task t = item.is_comm ? base(c, item) : compute_task(c, item);
@@ -423,6 +431,10 @@ class StepEmitter {
 };
 
 }  // namespace
+
+double host_copy_seconds(const Scenario& s, double bytes) {
+  return s.system.host_link_bytes_per_s > 0 ? bytes / s.system.host_link_bytes_per_s : 0.0;
+}
 
 double pp_message_bytes(const Scenario& s, const plan::Layout& l) {
   // Sequence-parallel hidden states (or their gradients) of the micro-batch, in BF16.

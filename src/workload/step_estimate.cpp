@@ -80,6 +80,7 @@ struct RankClock {
   double compute_free = 0;
   double tp_free = 0, ep_free = 0, pp_free = 0, dp_free = 0;
   double gather_free = 0;     // per-block sharding's gather stream (its reductions use dp_free)
+  double copy_free = 0;       // activation offloading's host-copy stream
   // The latest EP collective: a dispatcher on SMs holds `sm_fraction` of the GPU meanwhile.
   double ep_start = 0, ep_end = 0, sm_fraction = 0;
   double compute_s = 0;       // compute issued so far
@@ -89,19 +90,23 @@ struct RankClock {
 
 // One item of a pass with its duration on an idle platform.
 struct PricedItem {
-  enum class Kind : std::uint8_t { compute, beside, tp_comm, ep_comm, block_gather, block_reduce } kind = Kind::compute;
+  enum class Kind : std::uint8_t { compute, beside, tp_comm, ep_comm, block_gather, block_reduce, offload, reload } kind =
+      Kind::compute;
   double seconds = 0;
   int block = -1;  // per-block sharding: the block it belongs to (or gathers, or reduces)
 };
 
-std::vector<PricedItem> priced(const std::vector<PassItem>& items, RankPricing& pricing) {
+std::vector<PricedItem> priced(const Scenario& s, const std::vector<PassItem>& items, RankPricing& pricing) {
   std::vector<PricedItem> out;
   out.reserve(items.size());
   for (const PassItem& item : items) {
     PricedItem p;
     p.block = item.block;
-    if (item.sharded != PassItem::Sharded::no) {
-      p.kind = item.sharded == PassItem::Sharded::gather ? PricedItem::Kind::block_gather : PricedItem::Kind::block_reduce;
+    if (item.block_task == PassItem::BlockTask::offload || item.block_task == PassItem::BlockTask::reload) {
+      p.kind = item.block_task == PassItem::BlockTask::offload ? PricedItem::Kind::offload : PricedItem::Kind::reload;
+      p.seconds = host_copy_seconds(s, item.bytes);
+    } else if (item.block_task != PassItem::BlockTask::no) {
+      p.kind = item.block_task == PassItem::BlockTask::gather ? PricedItem::Kind::block_gather : PricedItem::Kind::block_reduce;
       p.seconds = pricing.seconds(item.collective, item.group, item.bytes);
     } else if (!item.is_comm) {
       p.kind = item.beside_previous_comm ? PricedItem::Kind::beside : PricedItem::Kind::compute;
@@ -165,14 +170,16 @@ void replay_segment(Cursor& c, RankClock& clock) {
   };
   while (!c.done()) {
     const PricedItem& item = items[c.next++];
-    if (item.kind == Kind::block_gather) {
-      clock.gather_free = std::max(clock.gather_free, c.ready) + item.seconds;
+    if (item.kind == Kind::block_gather || item.kind == Kind::reload) {
+      double& stream = item.kind == Kind::reload ? clock.copy_free : clock.gather_free;
+      stream = std::max(stream, c.ready) + item.seconds;
       double& in = c.block_gathered[item.block];
-      in = std::max(in, clock.gather_free);
+      in = std::max(in, stream);
       continue;
     }
-    if (item.kind == Kind::block_reduce) {
-      clock.dp_free = std::max(clock.dp_free, c.ready) + item.seconds;
+    if (item.kind == Kind::block_reduce || item.kind == Kind::offload) {
+      double& stream = item.kind == Kind::offload ? clock.copy_free : clock.dp_free;
+      stream = std::max(stream, c.ready) + item.seconds;
       continue;
     }
     c.ready = std::max(c.ready, gathered(item));
@@ -279,7 +286,7 @@ class PipelineReplay {
 
   const std::vector<PricedItem>& pass(int r, const plan::ScheduleEntry& e) {
     auto& slot = passes_[static_cast<std::size_t>(pass_id(r, e))];
-    if (!slot) slot = priced(lowering_.lower(r, e.chunk, e.pass), pricing_[static_cast<std::size_t>(r)]);
+    if (!slot) slot = priced(s_, lowering_.lower(r, e.chunk, e.pass), pricing_[static_cast<std::size_t>(r)]);
     return *slot;
   }
 
@@ -375,14 +382,16 @@ class PipelineReplay {
                      sms_held ? ns(clock.ep_start) : kIrrelevant,
                      sms_held ? ns(clock.ep_end) : kIrrelevant,
                      l_.fsdp && clock.gather_free > first_input ? ns(clock.gather_free) : kIrrelevant,
-                     l_.fsdp && clock.dp_free > first_input ? ns(clock.dp_free) : kIrrelevant};
+                     l_.fsdp && clock.dp_free > first_input ? ns(clock.dp_free) : kIrrelevant,
+                     clock.copy_free > first_input ? ns(clock.copy_free) : kIrrelevant};
     if (const auto it = replays_.find(key); it != replays_.end()) {
       const ReplayOutcome& m = it->second;
       for (std::size_t k = 0; k < count; ++k) cursors[k].ready = s + m.cursor_end_s[k];
       clock.compute_free = s + m.compute_free_s;
       for (auto [field, offset] : {std::pair{&clock.tp_free, m.tp_free_s}, {&clock.ep_free, m.ep_free_s},
                                    {&clock.ep_start, m.ep_start_s}, {&clock.ep_end, m.ep_end_s},
-                                   {&clock.gather_free, m.gather_free_s}, {&clock.dp_free, m.dp_free_s}})
+                                   {&clock.gather_free, m.gather_free_s}, {&clock.dp_free, m.dp_free_s},
+                                   {&clock.copy_free, m.copy_free_s}})
         if (offset != kUntouched) *field = s + offset;
       clock.compute_s += m.compute_s;
       return;
@@ -406,6 +415,7 @@ class PipelineReplay {
     m.ep_end_s = offset(clock.ep_end, before.ep_end);
     m.gather_free_s = offset(clock.gather_free, before.gather_free);
     m.dp_free_s = offset(clock.dp_free, before.dp_free);
+    m.copy_free_s = offset(clock.copy_free, before.copy_free);
     m.compute_s = clock.compute_s - before.compute_s;
     replays_.emplace(key, m);
   }
@@ -476,11 +486,13 @@ class PipelineReplay {
     double cursor_end_s[2] = {0, 0};
     double compute_free_s = 0, tp_free_s = 0, ep_free_s = 0, ep_start_s = 0, ep_end_s = 0;
     double gather_free_s = 0, dp_free_s = 0;  // per-block sharding's streams
+    double copy_free_s = 0;                   // activation offloading's
     double compute_s = 0;
   };
   // The passes (second: -1 for none), then the compute stream, the inputs, the TP and EP streams,
-  // the dispatcher's SMs and per-block sharding's gather and DP streams, in nanoseconds from the start.
-  using ReplayKey = std::array<long long, 11>;
+  // the dispatcher's SMs, per-block sharding's gather and DP streams and the host-copy stream, in
+  // nanoseconds from the start.
+  using ReplayKey = std::array<long long, 12>;
   struct KeyHash {
     std::size_t operator()(const ReplayKey& k) const {
       std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the words

@@ -12,6 +12,8 @@
 #include "moesim/model/params.hpp"
 #include "moesim/plan/memory.hpp"
 #include "moesim/platform/collective.hpp"
+#include "moesim/search/space.hpp"
+#include "moesim/search/spec.hpp"
 #include "moesim/workload/step_builder.hpp"
 #include "run_support.hpp"
 
@@ -171,7 +173,7 @@ TEST_CASE("The frameworks' FLOP formulas give their published per-token counts",
 TEST_CASE("Sharding a stack does not offer, or FSDP under a split backward, is refused", "[fsdp][config]") {
   test::TempTree tree("fsdp-refusals");
   const auto megatron = tree.write("s1.json", R"({"name": "x", "system": "gb200-nvl72", "gpus": 256, "model": "deepseek-v3",
-    "stack": "megatron-bridge-26.06", "training": {"global_batch": 2048, "micro_batch": 8, "precision": "mxfp8"},
+    "stack": "megatron-bridge-26.04", "training": {"global_batch": 2048, "micro_batch": 8, "precision": "mxfp8"},
     "layout": {"ep": 64, "gpus_per_domain": 64, "sharding": "fsdp"}})");
   const auto e = test::thrown<ConfigError>([&] { config::load_scenario(megatron, {tree.configs()}); }, "fsdp on Megatron");
   CHECK(std::string(e.what()).find("layout.sharding") != std::string::npos);
@@ -180,4 +182,34 @@ TEST_CASE("Sharding a stack does not offer, or FSDP under a split backward, is r
   Scenario zb = torchtitan_gb200();
   zb.layout.schedule = "zb-h1";
   CHECK_THROWS_WITH(plan::make_layout(zb), Catch::Contains("layout.sharding fsdp is modelled with the 1f1b schedule"));
+}
+
+TEST_CASE("A search varies the sharding where the stack offers both, and refuses one it does not", "[fsdp][search]") {
+  const auto dir = test::repo() / "scenarios" / "search";
+  const Scenario record = test::record_gb300();  // Megatron-Bridge 26.06: optimizer or Megatron-FSDP
+  const auto spec = search::load_search_json(
+      nlohmann::json::parse(R"({"name": "x", "base": "../gb300-256-record.json",
+        "space": {"layout": {"tp": [1], "pp": [2], "vpp": [8], "ep": [32], "sharding": ["optimizer", "fsdp"]},
+                  "training": {"micro_batch": [1]}, "recipe": {"recompute": [[]]}}})"),
+      dir / "x.json");
+  const search::Space space = search::resolve_space(spec, record);
+  const auto candidates = search::enumerate(space);
+  REQUIRE(candidates.size() == 2 * space.ep_overlap.size() * space.delay_wgrad.size());
+  int fsdp = 0;
+  for (const auto& c : candidates) {
+    Scenario s = record;
+    search::apply(c, s);
+    CHECK(plan::make_layout(s).fsdp == (c.sharding == "fsdp"));
+    fsdp += c.sharding == "fsdp" ? 1 : 0;
+  }
+  CHECK(fsdp * 2 == static_cast<int>(candidates.size()));
+  CHECK(search::describe(candidates.back()).find("fsdp") != std::string::npos);
+
+  const Scenario titan = torchtitan_gb200();  // TorchTitan: FSDP only
+  const auto refused = search::load_search_json(
+      nlohmann::json::parse(R"({"name": "x", "base": "../gb300-256-record.json",
+        "space": {"layout": {"sharding": ["optimizer"]}}})"),
+      dir / "x.json");
+  const auto e = test::thrown<ConfigError>([&] { search::resolve_space(refused, titan); }, "optimizer on TorchTitan");
+  CHECK(std::string(e.what()).find("$.space.layout.sharding[0]") != std::string::npos);
 }

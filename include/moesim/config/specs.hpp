@@ -118,6 +118,9 @@ struct SystemSpec {
   // The host CPU's time per framework operation over the x86 host the launch costs were measured
   // on (configs/calibration/kernels.json): 1 for x86 hosts, about 2.75 for Grace.
   double host_op_time_ratio = 1;
+  // Each GPU's link to host memory, per direction: what offloaded activations cross (NVLink-C2C
+  // to Grace, PCIe to an x86 host); 0 = not described (offloading refused).
+  double host_link_bytes_per_s = 0;
   VariabilitySpec variability;            // gpu_speed_cv and kernel_jitter_cv (expert_load_sigma unused)
   std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 
@@ -196,6 +199,11 @@ struct RecipeSpec {
   bool force_balanced_routing = false;    // moe_router_force_load_balancing: every rank gets the mean load
   double capacity_factor = 0;             // moe_expert_capacity_factor: tokens beyond it dropped; 0 = dropless
   std::string main_grad_dtype = "fp32";   // gradient buffer: fp32, or bf16 (--grad-reduce-in-bf16)
+  // Modules whose saved activations wait for the backward in host memory: copied out after the
+  // layer's forward, back in one layer ahead of its backward (moe_act: the experts' fc1 output,
+  // MaxText's offloaded moe_mlpwi_0/1).
+  std::vector<std::string> offload;
+  bool offloads(const std::string& module) const;
 
   // Whether `module` (an op's recompute module) is re-run in the backward pass.
   bool recomputes(const std::string& module) const;
@@ -238,6 +246,7 @@ struct StackSupport {
   // gathered and gradients reduced once per step) and "fsdp" (ZeRO-3: per transformer block, in
   // every pass: FSDP2, XLA's SPMD sharding).
   std::vector<std::string> sharding = {"optimizer"};
+  std::vector<std::string> offload;       // recipe.offload modules it can keep in host memory
 
   bool operator==(const StackSupport&) const = default;
 };

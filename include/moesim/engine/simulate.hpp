@@ -38,7 +38,8 @@ struct Options {
 struct Breakdown {
   double compute_s = 0;          // kernels on the compute stream (recompute included)
   double recompute_s = 0;        // of which re-running forward ops
-  double host_overhead_s = 0;    // compute stream waiting for the CPU to launch kernels
+  double host_overhead_s = 0;    // compute stream waiting for the CPU to launch kernels, or for
+                                 // offloaded activations to come back from host memory
   double optimizer_s = 0;
   double exposed_tp_s = 0;       // compute idle while a TP collective is in flight
   double exposed_ep_dispatch_s = 0;

@@ -36,6 +36,9 @@ struct SavedTensor {
 
 // One transformer layer (dense FFN or MoE) under the scenario's precision and recompute list.
 std::vector<SavedTensor> layer_saved_tensors(const Scenario& s, bool moe_layer);
+// What one micro-batch's layer keeps in host memory instead (recipe.offload), in bytes: copied
+// out after the layer's forward and back before its backward.
+double offloaded_activation_bytes(const Scenario& s, bool moe_layer);
 // The MTP module's own tensors (its norms and eh_proj), besides its layer and output head.
 std::vector<SavedTensor> mtp_saved_tensors(const Scenario& s);
 // Final norm, output layer and cross-entropy.

@@ -18,6 +18,7 @@ struct Candidate {
   int micro_batch = 1;
   std::string schedule = "1f1b";
   std::string pipeline_layout;            // "" = generated (balanced)
+  std::string sharding = "optimizer";     // layout.sharding
   std::vector<std::string> recompute;     // sorted
   bool ep_overlap = false, delay_wgrad = false;
   std::string dispatcher, cuda_graphs;
@@ -29,6 +30,7 @@ struct Candidate {
 struct Space {
   std::vector<int> tp, pp, vpp, ep, etp, cp, micro_batch;
   std::vector<std::string> schedule, pipeline_layout;
+  std::vector<std::string> sharding = {"optimizer"};
   std::vector<std::vector<std::string>> recompute;
   std::vector<bool> ep_overlap, delay_wgrad;
   std::vector<std::string> dispatcher, cuda_graphs;

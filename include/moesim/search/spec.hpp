@@ -16,6 +16,7 @@ struct SpaceSpec {
   std::optional<std::vector<int>> tp, pp, vpp, ep, etp, cp, micro_batch;
   std::optional<std::vector<std::string>> schedule;
   std::optional<std::vector<std::string>> pipeline_layout;  // "" = generated, balanced
+  std::optional<std::vector<std::string>> sharding;         // layout.sharding strategies
   std::optional<std::vector<std::vector<std::string>>> recompute;
   std::optional<std::vector<bool>> ep_overlap, delay_wgrad;
   std::optional<std::vector<std::string>> dispatcher, cuda_graphs;

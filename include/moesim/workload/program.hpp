@@ -12,18 +12,21 @@
 namespace moesim::workload {
 
 // dp_comm carries the data-parallel reductions (and the distributed optimizer's gathers);
-// dp_gather the per-block parameter gathers of FSDP, which FSDP2 issues on a stream of their own.
-enum class Stream : std::uint8_t { compute, tp_comm, ep_comm, pp_send, dp_comm, dp_gather };
-inline constexpr int kStreams = 6;
+// dp_gather the per-block parameter gathers of FSDP, which FSDP2 issues on a stream of their own;
+// host_copy the offloaded activations' copies to and from host memory (copy engines).
+enum class Stream : std::uint8_t { compute, tp_comm, ep_comm, pp_send, dp_comm, dp_gather, host_copy };
+inline constexpr int kStreams = 7;
 
-enum class TaskKind : std::uint8_t { compute, collective, pp_send };
+// host_copy: a copy between the GPU and host memory over the GPU's own host link, `seconds`
+// long, beside the SMs.
+enum class TaskKind : std::uint8_t { compute, collective, pp_send, host_copy };
 
 // Which group of the running GPU a collective uses.
 enum class GroupRole : std::uint8_t { tp, ep, dp, edp };
 
 // What the time is spent on, for the breakdown.
 enum class Activity : std::uint8_t {
-  compute, tp_comm, ep_dispatch, ep_combine, pp_comm, dp_grad_sync, dp_param_gather, optimizer
+  compute, tp_comm, ep_dispatch, ep_combine, pp_comm, dp_grad_sync, dp_param_gather, optimizer, host_copy
 };
 std::string_view to_string(Activity a);
 // The dispatch's EP exchange carries the router's probabilities with its tokens, forward, and
