@@ -23,6 +23,7 @@ void add_validate_command(CLI::App& app) {
     std::string fitted = root + "/configs/fitted.json";
     std::string experiments = root + "/configs/gap-experiments.json";
     std::string schedules = root + "/scenarios/deepseek-v3-h800-dualpipe.json";
+    std::string frameworks = root + "/scenarios/frameworks/published";
     std::string format = "table", output, configs;
     bool explain = false, quiet = false, progress = false;
   };
@@ -31,6 +32,8 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--record", a->record, "Scenario whose 256 -> 1,024 weak scaling is checked");
   cmd->add_option("--schedules", a->schedules,
                   "Scenario compared under the pipeline schedules of the DeepSeek-V3 report's Table 2 (\"\" = none)");
+  cmd->add_option("--frameworks", a->frameworks,
+                  "Folder of TorchTitan's and JAX's published scenarios, shown apart (\"\" = none)");
   cmd->add_option("--fitted", a->fitted, "Registry of fitted parameters (paths in it are relative to --root; \"\": none)");
   cmd->add_option("--experiments", a->experiments, "Gap explanations and their experiments (\"\": none)");
   cmd->add_option("--root", a->root, "Repository root the registry's paths are relative to");
@@ -44,13 +47,16 @@ void add_validate_command(CLI::App& app) {
   cmd->callback([a] {
     driver::RunOptions ro;
     ro.configs_dir = a->configs;
-    const driver::ValidationInputs inputs{a->dir, a->record, a->fitted, a->experiments, a->root, a->schedules};
+    const driver::ValidationInputs inputs{a->dir,  a->record,    a->fitted,    a->experiments,
+                                          a->root, a->schedules, a->frameworks};
     CommandFiles files;
     {
       config::InputRecorder recorder;
       for (const auto& f : driver::published_scenarios(a->dir)) config::load_scenario(f, {a->configs});
       config::load_scenario(a->record, {a->configs});
       if (!a->schedules.empty()) config::load_scenario(a->schedules, {a->configs});
+      if (!a->frameworks.empty())
+        for (const auto& f : driver::published_scenarios(a->frameworks)) config::load_scenario(f, {a->configs});
       if (!inputs.fitted_file.empty()) driver::read_fitted(inputs.fitted_file, inputs.repo_root);
       if (!inputs.experiments_file.empty()) driver::read_experiments(inputs.experiments_file);
       files.inputs_read(recorder, "a scenario it reproduces");

@@ -12,6 +12,7 @@
 #include "moesim/driver/checks.hpp"
 #include "moesim/driver/work_estimate.hpp"
 #include "moesim/model/flops.hpp"
+#include "moesim/workload/expert_load.hpp"
 #include "moesim/workload/step_builder.hpp"
 
 namespace moesim::driver {
@@ -50,6 +51,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   m.tflops_per_gpu = m.model_flop_per_gpu / m.step_time_s / 1e12;
   m.tokens_per_s_per_gpu =
       static_cast<double>(s.training.global_batch) * s.training.seq_len / m.step_time_s / s.gpus;
+  m.dropped_token_fraction = workload::expert_load(s, r.layout).dropped_fraction();
   m.framework_tflops_per_gpu = m.tokens_per_s_per_gpu * model::framework_flops_per_token(s.model, s.training.seq_len,
                                                                                       s.training.mtp_layers,
                                                                                       s.stack.flops_formula) / 1e12;

@@ -247,8 +247,11 @@ Validation validate(const ValidationInputs& in, const RunOptions& options, const
       in.experiments_file.empty() ? std::vector<GapExperiment>{} : read_experiments(in.experiments_file);
   // Steps: each published file, the record's scaling, each sensitivity variant, the memory,
   // the schedules, each gap experiment.
+  const std::vector<fs::path> frameworks =
+      in.frameworks_dir.empty() ? std::vector<fs::path>{} : published_scenarios(in.frameworks_dir);
   if (progress.start)
-    progress.start(static_cast<int>(published.size() + 2 + sensitivity_variants(record).size() + experiments.size()) +
+    progress.start(static_cast<int>(published.size() + 2 + sensitivity_variants(record).size() + experiments.size() +
+                                    frameworks.size()) +
                    (in.schedules_scenario.empty() ? 0 : 1));
   const auto step_done = [&](const std::string& what) {
     if (progress.step_done) progress.step_done(what);
@@ -290,6 +293,22 @@ Validation validate(const ValidationInputs& in, const RunOptions& options, const
   if (!in.schedules_scenario.empty()) {
     v.schedules = compare_schedules(in.schedules_scenario, options);
     step_done("pipeline schedules");
+  }
+  for (const auto& f : frameworks) {
+    const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir});
+    if (!s.published || (s.published->tflops_per_gpu <= 0 && s.published->tokens_per_s_per_gpu <= 0))
+      throw ConfigError(f.string(), "$.published", "a published tflops_per_gpu or tokens_per_s_per_gpu to compare with");
+    ValidationRow row;
+    row.file = f.filename().string();
+    row.published = *s.published;
+    row.result = run_scenario(s, options);
+    const bool tflops = row.published.tflops_per_gpu > 0;
+    row.simulated_tflops = tflops ? row.result.metrics.tflops_per_gpu : row.result.metrics.tokens_per_s_per_gpu;
+    row.relative_error =
+        row.simulated_tflops / (tflops ? row.published.tflops_per_gpu : row.published.tokens_per_s_per_gpu) - 1;
+    row.status = std::abs(row.relative_error) <= kValidationTolerance ? RowStatus::ok : RowStatus::outside;
+    step_done(row.published.id);
+    v.framework_runs.push_back(std::move(row));
   }
   for (std::size_t i = 0; i < experiments.size(); ++i) {
     v.experiments.push_back(run_experiment(experiments[i], v, in.experiments_file, i, options));

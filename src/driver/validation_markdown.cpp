@@ -76,6 +76,23 @@ std::string table(const Validation& v) {
   return out;
 }
 
+std::string frameworks_table(const Validation& v) {
+  if (v.framework_runs.empty()) return "";
+  std::string out =
+      "\n## TorchTitan and JAX\n\n"
+      "The other frameworks' published runs (`scenarios/frameworks/published/`), under the same ±5 %, kept out of the "
+      "statistics above and of the exit status: their own ratchet guards them "
+      "(`tests/validation/frameworks-baseline.json`). What each assumes, and why they miss: docs/frameworks.md.\n\n"
+      "| scenario | source | figure | published | moesim | error | status |\n|---|---|---|---:|---:|---:|---|\n";
+  for (const auto& r : v.framework_runs)
+    out += fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {} | {} |\n", r.published.id, r.published.source,
+                       r.published.tflops_per_gpu > 0 ? "TFLOP/s per GPU" : "tokens/s per GPU",
+                       r.published.tflops_per_gpu > 0 ? r.published.tflops_per_gpu : r.published.tokens_per_s_per_gpu,
+                       r.simulated_tflops, pct(r.relative_error),
+                       r.status == RowStatus::outside ? "**OUTSIDE**" : to_string(r.status));
+  return out;
+}
+
 std::string history_table(const Validation& v) {
   if (v.history.empty()) return "";
   std::string out =
@@ -222,6 +239,7 @@ std::string validation_markdown(const Validation& v) {
   out += history_table(v);
   out += fits_table(v);
   out += experiments(v);
+  out += frameworks_table(v);
   out += scaling_sensitivity(v);
   out += record_breakdown(v);
   out += memory_validation_markdown(v.memory);

@@ -40,6 +40,12 @@ std::string validation_text(const Validation& v, bool explain) {
   for (const auto& p : v.pairs)
     text += fmt::format("GB300/GB200 {} / {}: moesim {:.3f}, published {:.3f}\n", p.gb300_id, p.gb200_id,
                         p.simulated_ratio, p.published_ratio);
+  for (const auto& r : v.framework_runs)  // TorchTitan and JAX: apart, out of the statistics
+    text += fmt::format("framework row {}: moesim {:.1f}, published {:.1f} {}: {:+.1f} %  {}\n", r.published.id,
+                        r.simulated_tflops,
+                        r.published.tflops_per_gpu > 0 ? r.published.tflops_per_gpu : r.published.tokens_per_s_per_gpu,
+                        r.published.tflops_per_gpu > 0 ? "TFLOP/s per GPU" : "tokens/s per GPU", 100 * r.relative_error,
+                        to_string(r.status));
   text += fmt::format("scaling {} -> {} GPUs: {:.1f} % (published {:.1f} %)\n", v.scaling.from_gpus, v.scaling.to_gpus,
                       100 * v.scaling.efficiency, 100 * v.scaling.published);
   for (std::size_t i = 0; i < v.experiments.size(); ++i) {
@@ -72,6 +78,17 @@ nlohmann::ordered_json validation_json(const Validation& v) {
                     {"status", json_status(r.status)},
                     {"fit_reason", r.fit_reason.empty() ? Json(nullptr) : Json(r.fit_reason)}});
   out["rows"] = rows;
+  Json frameworks = Json::array();  // TorchTitan and JAX: apart, out of the summary
+  for (const auto& r : v.framework_runs)
+    frameworks.push_back({{"name", r.published.id},
+                          {"file", r.file},
+                          {"figure", r.published.tflops_per_gpu > 0 ? "tflops_per_gpu" : "tokens_per_s_per_gpu"},
+                          {"published", r.published.tflops_per_gpu > 0 ? r.published.tflops_per_gpu
+                                                                       : r.published.tokens_per_s_per_gpu},
+                          {"simulated", r.simulated_tflops},
+                          {"error", r.relative_error},
+                          {"status", json_status(r.status)}});
+  out["framework_rows"] = frameworks;
   out["summary"] = {{"predicted", v.predicted()},
                     {"predicted_inside", v.predicted_inside()},
                     {"mean_abs_error", v.mean_abs_error()},

@@ -99,6 +99,7 @@ nlohmann::json run_json(const driver::RunResult& r) {
   // What the framework's own logs would print (the stack's flops_formula).
   j["framework_flops_formula"] = s.stack.flops_formula;
   j["framework_tflops_per_gpu"] = r.metrics.framework_tflops_per_gpu;
+  j["dropped_token_fraction"] = r.metrics.dropped_token_fraction;
   const StepEnergy e = step_energy(r);
   j["energy_j_per_step"] = e.total_j();
   j["tokens_per_kwh"] = e.tokens_per_kwh;
@@ -160,6 +161,9 @@ std::string run_table(const driver::RunResult& r) {
   out += fmt::format("  MFU                    {:9.1f} %   (of {:.0f} TFLOP/s dense {})\n",
                      100 * r.metrics.mfu, r.metrics.peak_tflops, to_string(s.training.precision));
   out += fmt::format("  step time              {:10.3f} s\n", r.metrics.step_time_s);
+  if (r.metrics.dropped_token_fraction > 0)
+    out += fmt::format("  dropped tokens         {:9.2f} %   of the routed copies, expected (capacity factor {:g})\n",
+                       100 * r.metrics.dropped_token_fraction, s.recipe.capacity_factor);
   const StepEnergy e = step_energy(r);
   out += fmt::format("  energy per step        {:10.2f} MJ   ({:.1f} kJ per GPU; GPUs {:.0f} W on average)\n",
                      e.total_j() / 1e6, e.j_per_gpu / 1e3, e.average_gpu_w);

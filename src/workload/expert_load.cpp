@@ -6,6 +6,15 @@ namespace moesim::workload {
 
 double ExpertLoad::cv() const { return std::sqrt(step_cv * step_cv + microbatch_cv * microbatch_cv); }
 
+double ExpertLoad::dropped_fraction() const {
+  const double sigma = cv();
+  if (balanced || capacity <= 0 || sigma <= 0) return 0;
+  const double z = (capacity - 1) / sigma;
+  const double density = std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
+  const double above = 0.5 * std::erfc(z / std::sqrt(2.0));
+  return sigma * density + (1 - capacity) * above;
+}
+
 ExpertLoad expert_load(const Scenario& s, const plan::Layout& l) {
   ExpertLoad e;
   const MoeSpec& m = s.model.moe;

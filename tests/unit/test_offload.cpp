@@ -2,10 +2,13 @@
 // link and when they would cost time.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "config_test_support.hpp"
 #include "moesim/config/error.hpp"
 #include "moesim/plan/memory.hpp"
 #include "moesim/plan/saved_tensors.hpp"
+#include "moesim/workload/expert_load.hpp"
 #include "moesim/workload/step_builder.hpp"
 #include "run_support.hpp"
 
@@ -84,4 +87,21 @@ TEST_CASE("Offloading is refused without a host link or by a stack that cannot",
     "layout": {"pp": 2, "vpp": 8, "ep": 32, "gpus_per_domain": 64}})");
   const auto m = test::thrown<ConfigError>([&] { config::load_scenario(megatron, {tree.configs()}); }, "stack offload");
   CHECK(std::string(m.what()).find("cannot offload moe_act") != std::string::npos);
+}
+
+TEST_CASE("A capacity factor drops the normal's partial expectation of the load above it", "[offload][routing]") {
+  workload::ExpertLoad e;
+  e.balanced = false;
+  e.step_cv = 0.3;
+  e.capacity = 1;
+  // At the mean: sigma x phi(0) = 0.3 / sqrt(2 pi).
+  CHECK(e.dropped_fraction() == Approx(0.3 / std::sqrt(2 * M_PI)).epsilon(1e-12));
+  e.capacity = 1.6;  // two sigmas up: sigma phi(2) - 0.6 (1 - Phi(2))
+  CHECK(e.dropped_fraction() == Approx(0.3 * 0.05399096651318806 - 0.6 * 0.022750131948179195).epsilon(1e-9));
+  e.capacity = 0;  // dropless
+  CHECK(e.dropped_fraction() == 0);
+  // The JAX reference routes by a trained router at capacity 1.0: its run reports the drop.
+  const auto r = test::run(jax_gb300());
+  CHECK(r.metrics.dropped_token_fraction > 0.001);
+  CHECK(r.metrics.dropped_token_fraction == Approx(workload::expert_load(jax_gb300(), r.layout).dropped_fraction()));
 }

@@ -27,6 +27,9 @@ struct Metrics {
   // The same step by the stack's framework's own formula (StackSpec::flops_formula): what its
   // logs would print; equal to tflops_per_gpu for Megatron stacks.
   double framework_tflops_per_gpu = 0;
+  // The expected share of routed tokens the recipe's capacity factor drops (0: dropless, or
+  // force-balanced routing).
+  double dropped_token_fraction = 0;
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;                   // against the precision's dense peak
   double peak_tflops = 0;

@@ -52,6 +52,9 @@ struct ValidationInputs {
   std::filesystem::path experiments_file;            // configs/gap-experiments.json; "" = none
   std::filesystem::path repo_root;                   // fitted locations are relative to it
   std::filesystem::path schedules_scenario;          // compared under DSV3 Table 2's schedules; "" = none
+  // TorchTitan's and JAX's published runs (scenarios/frameworks/published); "" = none. Shown
+  // apart, out of the statistics and the exit status: their own ratchet guards them.
+  std::filesystem::path frameworks_dir;
 };
 
 struct ValidationRow {
@@ -90,7 +93,7 @@ struct ScalingCheck {
   int from_gpus = 0, to_gpus = 0;
   double efficiency = 0;       // per-GPU throughput at to_gpus / at from_gpus
   double published = 0.985;    // Megatron-Core, seeds
-  double published_others = 0.97;  // TorchTitan and JAX, seeds (stacks not modelled)
+  double published_others = 0.97;  // TorchTitan and JAX, seeds (docs/frameworks.md)
   std::vector<ScalingVariant> sensitivity;  // the default first
 };
 
@@ -107,6 +110,9 @@ bool experiment_supports(const std::vector<ExperimentResult::Row>& rows);
 
 struct Validation {
   std::vector<ValidationRow> runs;          // sorted by file name
+  // The other frameworks' rows (ValidationInputs::frameworks_dir), against TFLOP/s per GPU where
+  // published, else tokens/s per GPU (simulated_tflops then holds tokens/s).
+  std::vector<ValidationRow> framework_runs;
   std::vector<FittedParameter> fitted;
   std::vector<HistoryStep> history;         // steps 1..n of the GB200 history
   double history_gain_correlation = 0;      // Pearson, simulated vs published gains

@@ -23,6 +23,9 @@ struct ExpertLoad {
   double capacity = 0;       // a rank's cap, as a multiple of the mean; 0 = dropless
 
   double cv() const;         // of one micro-batch's load: both spreads together
+  // The expected share of the routed tokens dropped by the cap: E[max(0, X - c)] for the rank's
+  // load X ~ N(1, cv) and cap c (the normal's partial expectation); 0 when balanced or dropless.
+  double dropped_fraction() const;
 };
 
 ExpertLoad expert_load(const Scenario& s, const plan::Layout& l);
