@@ -71,6 +71,13 @@ void describe_layout(Reader& r, LayoutSpec& l) {
                                          "parallelism); false keeps them to the backward")
                 .optional(),
             l.reshard_after_forward);
+  r.integer(key("dp_shard", "fsdp: the data-parallel ranks (of dp x cp) each block is sharded over, the rest holding "
+                            "replicas (HSDP, TorchTitan's data_parallel_replicate_degree = dp x cp / dp_shard; experts "
+                            "sharded over edp / replicas); each block's gradients are reduce-scattered in its shard "
+                            "group, then all-reduced over the replicas; 0 = all of them (FSDP)")
+                .optional()
+                .at_least(0),
+            l.dp_shard);
 }
 
 void describe_published(Reader& r, Published& p) {

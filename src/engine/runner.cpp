@@ -64,10 +64,10 @@ struct Gpu {
   std::array<sg4::ActorPtr, workload::kStreams> actors;
   std::array<int, workload::kStreams> waiting_task{};  // task a suspended stream waits for; -1 if none
   // Full fidelity's barrier per (stream, group role), looked up once.
-  std::array<std::array<sg4::BarrierPtr, 4>, workload::kStreams> barriers;
+  std::array<std::array<sg4::BarrierPtr, workload::kGroupRoles>, workload::kStreams> barriers;
   const std::vector<std::uint8_t>* dependents = nullptr;        // per task: streams to wake
   const std::vector<std::uint8_t>* message_waiters = nullptr;   // per message: streams to wake
-  std::array<platform::Group, 4> groups;  // by GroupRole
+  std::array<platform::Group, workload::kGroupRoles> groups;  // by GroupRole
   std::vector<int> pp_peers;              // global rank of each pipeline rank of its pipeline
   bool observed = false;
   double kernel_work_s = 0;  // kernel_seconds of its compute tasks, summed as they run
@@ -116,6 +116,10 @@ class Simulation {
       g.groups[static_cast<int>(workload::GroupRole::ep)].ranks = l_.ep_group(g.rank);
       g.groups[static_cast<int>(workload::GroupRole::dp)].ranks = l_.dp_group(g.rank);
       g.groups[static_cast<int>(workload::GroupRole::edp)].ranks = l_.edp_group(g.rank);
+      g.groups[static_cast<int>(workload::GroupRole::dp_shard)].ranks = l_.dp_shard_group(g.rank);
+      g.groups[static_cast<int>(workload::GroupRole::dp_replicate)].ranks = l_.dp_replicate_group(g.rank);
+      g.groups[static_cast<int>(workload::GroupRole::edp_shard)].ranks = l_.edp_shard_group(g.rank);
+      g.groups[static_cast<int>(workload::GroupRole::edp_replicate)].ranks = l_.edp_replicate_group(g.rank);
       g.pp_peers = l_.pp_group(g.rank);
       g.observed = g.rank == l_.dense_rank(0, 0, 0, g.pp_rank);
       index_of_[g.rank] = static_cast<int>(i);
@@ -234,8 +238,8 @@ class Simulation {
   void stream(Gpu& g, const std::vector<int>& ids, int stream_index) {
     // Collectives of one stream run one after another and every member of a group issues them
     // in the same order, so one mailbox tag per (stream, group) matches them in FIFO order.
-    std::array<std::string, 4> tags;
-    for (int role = 0; role < 4; ++role) tags[role] = fmt::format("s{}g{}", stream_index, role);
+    std::array<std::string, workload::kGroupRoles> tags;
+    for (int role = 0; role < workload::kGroupRoles; ++role) tags[role] = fmt::format("s{}g{}", stream_index, role);
     for (std::size_t k = 0; k < ids.size(); ++k) {
       const int id = ids[k];
       const Task& t = g.program->tasks[id];

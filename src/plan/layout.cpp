@@ -200,6 +200,41 @@ std::vector<int> Layout::edp_group(int rank) const {
     for (int i = 0; i < edp; ++i) g.push_back(expert_rank(c.etp, c.ep, i, p));
   return g;
 }
+namespace {
+
+// The contiguous slice of `group` of `size` ranks that holds `rank` (a shard group), or every
+// size-th rank from `rank`'s position in it (the replicas of its shard).
+std::vector<int> slice_of(const std::vector<int>& group, int rank, int size, bool replicas) {
+  const auto at = static_cast<int>(std::find(group.begin(), group.end(), rank) - group.begin());
+  std::vector<int> out;
+  if (!replicas) {
+    const int first = at / size * size;
+    for (int i = first; i < first + size && i < static_cast<int>(group.size()); ++i) out.push_back(group[i]);
+  } else {
+    for (int i = at % size; i < static_cast<int>(group.size()); i += size) out.push_back(group[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> Layout::dp_shard_group(int rank) const {
+  const std::vector<int> g = dp_group(rank);
+  return slice_of(g, rank, static_cast<int>(g.size()) / dp_replicate, false);
+}
+std::vector<int> Layout::dp_replicate_group(int rank) const {
+  const std::vector<int> g = dp_group(rank);
+  return slice_of(g, rank, static_cast<int>(g.size()) / dp_replicate, true);
+}
+std::vector<int> Layout::edp_shard_group(int rank) const {
+  const std::vector<int> g = edp_group(rank);
+  return slice_of(g, rank, static_cast<int>(g.size()) / dp_replicate, false);
+}
+std::vector<int> Layout::edp_replicate_group(int rank) const {
+  const std::vector<int> g = edp_group(rank);
+  return slice_of(g, rank, static_cast<int>(g.size()) / dp_replicate, true);
+}
+
 std::vector<int> Layout::pp_group(int rank) const {
   RankCoord c = coord(rank);
   std::vector<int> g;
@@ -286,6 +321,19 @@ Layout make_layout(const Scenario& s) {
                         l.microbatches, in.pp));
   require(l.microbatches >= 1, "fewer sequences in the global batch than data-parallel replicas");
   for (std::string& why : schedule_problems(l, s.recipe)) problems.push_back(std::move(why));
+  // HSDP: replicas of each shard, dense and expert alike (TorchTitan's dp_replicate mesh axis is
+  // outermost in both meshes).
+  if (in.dp_shard > 0) {
+    const long long dense = 1LL * l.dp * in.cp;
+    require(l.fsdp, fmt::format("layout.dp_shard {} shards blocks: it needs sharding \"fsdp\"", in.dp_shard));
+    require(dense % in.dp_shard == 0,
+            fmt::format("layout.dp_shard {} must divide the dp x cp = {} data-parallel ranks", in.dp_shard, dense));
+    const long long replicas = dense % in.dp_shard == 0 ? dense / in.dp_shard : 1;
+    require(l.edp % replicas == 0,
+            fmt::format("layout.dp_shard {} gives {} replicas, which must divide the experts' edp = {} (each replica "
+                        "holds whole expert shards)", in.dp_shard, replicas, l.edp));
+    if (l.fsdp && dense % in.dp_shard == 0 && l.edp % replicas == 0) l.dp_replicate = static_cast<int>(replicas);
+  }
 
   // Virtual stages.
   const long long n_stages = 1LL * in.pp * in.vpp;

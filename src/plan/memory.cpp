@@ -132,7 +132,7 @@ std::vector<ParamShard> sharded_blocks(const Scenario& sc, const Layout& l, int 
 }
 
 double sharded_params(const ParamShard& p, const Layout& l) {
-  return (p.dense_params / (l.dp * l.cp) + p.expert_params / l.edp) / l.param_copies;
+  return (p.dense_params / l.dense_shards() + p.expert_params / l.expert_shards()) / l.param_copies;
 }
 
 ParamShard chunk_params(const Scenario& sc, const Layout& l, int pp_rank, int chunk) {
@@ -205,8 +205,8 @@ MemoryBreakdown rank_memory(const Scenario& sc, const Layout& l, int pp_rank) {
   const double moment = sc.recipe.adam_moment_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
   const double per_param_state = kFp32Bytes + 2 * moment;
   // (Dualpipe: each stage's states are sharded over the data-parallel ranks of both copies.)
-  mb.optimizer_bytes = (mb.params.dense_params * per_param_state / (l.dp * l.cp) +
-                        mb.params.expert_params * per_param_state / l.edp) / l.param_copies;
+  mb.optimizer_bytes = (mb.params.dense_params * per_param_state / l.dense_shards() +
+                        mb.params.expert_params * per_param_state / l.expert_shards()) / l.param_copies;
 
   // Activations: each (micro-batch, chunk) pair the schedule holds at its peak keeps what its
   // chunk's layers saved.

@@ -43,8 +43,12 @@ std::string traffic_table(const driver::RunResult& r) {
 }
 
 std::string layout_summary(const plan::Layout& l) {
-  return fmt::format("TP{} CP{} PP{} VPP{} EP{} ETP{} DP{} EDP{}, {} micro-batches of {}, {} schedule", l.tp,
-                     l.cp, l.pp, l.vpp, l.ep, l.etp, l.dp, l.edp, l.microbatches, l.micro_batch,
+  // Per-block sharding: FSDP, or HSDP as replicas x shard.
+  const std::string sharding = !l.fsdp ? ""
+                               : l.dp_replicate > 1 ? fmt::format(" HSDP {}x{}", l.dp_replicate, l.dense_shards())
+                                                    : std::string(" FSDP");
+  return fmt::format("TP{} CP{} PP{} VPP{} EP{} ETP{} DP{} EDP{}{}, {} micro-batches of {}, {} schedule", l.tp,
+                     l.cp, l.pp, l.vpp, l.ep, l.etp, l.dp, l.edp, sharding, l.microbatches, l.micro_batch,
                      plan::to_string(l.schedule));
 }
 

@@ -30,6 +30,10 @@ std::string_view group_name(workload::GroupRole g) {
     case workload::GroupRole::ep: return "ep";
     case workload::GroupRole::dp: return "dp";
     case workload::GroupRole::edp: return "edp";
+    case workload::GroupRole::dp_shard: return "dp_shard";
+    case workload::GroupRole::dp_replicate: return "dp_replicate";
+    case workload::GroupRole::edp_shard: return "edp_shard";
+    case workload::GroupRole::edp_replicate: return "edp_replicate";
   }
   return "?";
 }

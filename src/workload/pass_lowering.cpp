@@ -220,42 +220,46 @@ class PassLowering::Blocks {
     from_ = out_.size();
   }
   // The block's parameter all-gathers (or gradient reduce-scatters): dense over dp x cp in the
-  // parameters' (gradients') type, routed experts over edp.
+  // parameters' (gradients') type, routed experts over edp. Under HSDP over the shard groups,
+  // each reduce-scatter followed by an all-reduce of the shard over its replicas.
   void collectives(int b, PassItem::BlockTask what) {
     const plan::ParamShard& p = shards_[static_cast<std::size_t>(b)];
+    const plan::Layout& l = low_.l_;
     const bool gather = what == PassItem::BlockTask::gather;
     const double bytes_per_param = gather ? param_gather_bytes_per_param(low_.s_) : grad_reduce_bytes_per_param(low_.s_);
     const auto kind = gather ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter;
     const Activity activity = gather ? Activity::dp_param_gather : Activity::dp_grad_sync;
     const char* label = gather ? "parameter all-gather" : "gradient reduce-scatter";
-    auto add = [&](GroupRole group, double params, const char* part) {
-      PassItem item;
-      item.is_comm = true;
-      item.block_task = what;
-      item.block = b;
-      item.collective = kind;
-      item.group = group;
-      item.activity = activity;
-      item.bytes = params * bytes_per_param;
-      item.label = fmt::format("block {} {} {}", b, part, label);
-      out_.push_back(std::move(item));
+    const bool hsdp = l.dp_replicate > 1;
+    if (l.dense_shards() > 1 && p.dense_params > 0)
+      push(b, what, kind, hsdp ? GroupRole::dp_shard : GroupRole::dp, activity, p.dense_params * bytes_per_param,
+           fmt::format("dense {}", label));
+    if (l.expert_shards() > 1 && p.expert_params > 0)
+      push(b, what, kind, hsdp ? GroupRole::edp_shard : GroupRole::edp, activity, p.expert_params * bytes_per_param,
+           fmt::format("expert {}", label));
+    if (!hsdp || gather) return;
+    // The shard's gradients averaged over the replicas (FSDP2's HSDP all-reduce).
+    const auto replicas = [&](GroupRole group, double shard_params, const char* part) {
+      push(b, what, CollectiveKind::all_reduce, group, Activity::dp_grad_sync, shard_params * bytes_per_param,
+           fmt::format("{} gradient all-reduce over replicas", part));
     };
-    if (low_.l_.dp * low_.l_.cp > 1 && p.dense_params > 0) add(GroupRole::dp, p.dense_params, "dense");
-    if (low_.l_.edp > 1 && p.expert_params > 0) add(GroupRole::edp, p.expert_params, "expert");
+    if (p.dense_params > 0) replicas(GroupRole::dp_replicate, p.dense_params / l.dense_shards(), "dense");
+    if (p.expert_params > 0) replicas(GroupRole::edp_replicate, p.expert_params / l.expert_shards(), "expert");
   }
-  // The block's offloaded activations to host memory, or back.
+  // The block's offloaded activations to host memory, or back (over the host link: no group).
   void copy(int b, PassItem::BlockTask what) {
     const double bytes = offload_bytes_[static_cast<std::size_t>(b)];
-    if (bytes <= 0) return;
-    PassItem item;
-    item.is_comm = true;
-    item.block_task = what;
-    item.block = b;
-    item.activity = Activity::host_copy;
-    item.bytes = bytes;
-    item.label = fmt::format("block {} activations {} host memory", b,
-                             what == PassItem::BlockTask::offload ? "to" : "back from");
-    out_.push_back(std::move(item));
+    push(b, what, CollectiveKind::send_recv, GroupRole::dp, Activity::host_copy, bytes,
+         fmt::format("activations {} host memory", what == PassItem::BlockTask::offload ? "to" : "back from"));
+  }
+  // One of the block's tasks, a communication item of the pass tagged as the block's.
+  void push(int b, PassItem::BlockTask what, CollectiveKind kind, GroupRole group, Activity activity, double bytes,
+            const std::string& label) {
+    const std::size_t before = out_.size();
+    low_.comm(out_, kind, group, activity, bytes, fmt::format("block {} {}", b, label));
+    if (out_.size() == before) return;  // nothing to move
+    out_.back().block_task = what;
+    out_.back().block = b;
   }
 
   const PassLowering& low_;

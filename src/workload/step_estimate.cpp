@@ -40,6 +40,10 @@ class RankPricing {
     groups_[static_cast<int>(GroupRole::ep)].ranks = l.ep_group(rank);
     groups_[static_cast<int>(GroupRole::dp)].ranks = l.dp_group(rank);
     groups_[static_cast<int>(GroupRole::edp)].ranks = l.edp_group(rank);
+    groups_[static_cast<int>(GroupRole::dp_shard)].ranks = l.dp_shard_group(rank);
+    groups_[static_cast<int>(GroupRole::dp_replicate)].ranks = l.dp_replicate_group(rank);
+    groups_[static_cast<int>(GroupRole::edp_shard)].ranks = l.edp_shard_group(rank);
+    groups_[static_cast<int>(GroupRole::edp_replicate)].ranks = l.edp_replicate_group(rank);
   }
 
   double seconds(CollectiveKind kind, GroupRole role, double bytes) {
@@ -70,7 +74,7 @@ class RankPricing {
   const platform::Topology& topo_;
   int rank_;
   platform::EpExchangeRequest ep_request_;
-  platform::Group groups_[4];
+  platform::Group groups_[kGroupRoles];
   std::map<std::tuple<int, int, double>, double> cache_;
   std::map<std::tuple<double, double, bool, bool>, double> ep_cache_;
 };

@@ -213,3 +213,36 @@ TEST_CASE("A search varies the sharding where the stack offers both, and refuses
   const auto e = test::thrown<ConfigError>([&] { search::resolve_space(refused, titan); }, "optimizer on TorchTitan");
   CHECK(std::string(e.what()).find("$.space.layout.sharding[0]") != std::string::npos);
 }
+
+TEST_CASE("HSDP gathers in the shard group and all-reduces each shard's gradients over the replicas",
+          "[fsdp][bytes]") {
+  Scenario s = torchtitan_gb200();
+  s.layout.dp_shard = 64;  // 4 replicas of 64-way shards; experts: edp 4 / 4 replicas = unsharded
+  const plan::Layout l = plan::make_layout(s);
+  REQUIRE(l.dp_replicate == 4);
+  CHECK(l.dense_shards() == 64);
+  CHECK(l.expert_shards() == 1);
+  CHECK(l.dp_shard_group(0).size() == 64);
+  CHECK(l.dp_replicate_group(0) == std::vector<int>{0, 64, 128, 192});
+  CHECK(l.edp_replicate_group(0) == l.edp_group(0));
+  const auto prog = workload::build_step(s, l, test::calibration(s));
+  const plan::ParamShard all = plan::param_shard(s, l, 0);
+  std::map<workload::GroupRole, double> gathered, reduced, averaged;
+  for (const auto& t : prog.stages[0].tasks) {
+    if (t.kind != workload::TaskKind::collective || t.group == workload::GroupRole::ep) continue;
+    if (t.collective == platform::CollectiveKind::all_gather && t.phase == workload::Phase::forward) gathered[t.group] += t.bytes;
+    if (t.collective == platform::CollectiveKind::reduce_scatter) reduced[t.group] += t.bytes;
+    if (t.collective == platform::CollectiveKind::all_reduce) averaged[t.group] += t.bytes;
+  }
+  CHECK(gathered.size() == 1);  // dense only: the experts are whole on every rank
+  CHECK(gathered[workload::GroupRole::dp_shard] == Approx(all.dense_params * 2).epsilon(1e-12));
+  CHECK(reduced[workload::GroupRole::dp_shard] == Approx(all.dense_params * 4).epsilon(1e-12));
+  CHECK(averaged[workload::GroupRole::dp_replicate] == Approx(all.dense_params / 64 * 4).epsilon(1e-12));
+  CHECK(averaged[workload::GroupRole::edp_replicate] == Approx(all.expert_params * 4).epsilon(1e-12));
+  // Optimizer states sharded 64-way (dense) and not at all (experts).
+  const plan::MemoryBreakdown m = plan::rank_memory(s, l, 0);
+  CHECK(m.optimizer_bytes == Approx((all.dense_params / 64 + all.expert_params) * 12).epsilon(1e-9));
+
+  s.layout.dp_shard = 48;  // does not divide 256
+  CHECK_THROWS_WITH(plan::make_layout(s), Catch::Contains("layout.dp_shard 48 must divide"));
+}

@@ -72,7 +72,7 @@ std::vector<std::string> small_validation(const TempTree& tree) {
   fs::create_directories(published);
   fs::copy_file(test::source_dir() / "scenarios" / "published" / "gb300-mxfp8-2606.json", published / "run.json");
   return {"validate", "--scenarios", published.string(), "--configs", (test::source_dir() / "configs").string(),
-          "--fitted", "", "--experiments", "", "--schedules", ""};
+          "--fitted", "", "--experiments", "", "--schedules", "", "--frameworks", ""};
 }
 
 std::vector<std::string> cli_args_plus(std::vector<std::string> args, const std::vector<std::string>& more) {

@@ -311,6 +311,10 @@ struct LayoutSpec {
   // after its backward; one block prefetched ahead, FSDP2's and XLA's rule).
   std::string sharding = "optimizer";
   bool reshard_after_forward = true;      // fsdp: free gathered parameters after each block's forward
+  // fsdp: the data-parallel ranks (of dp x cp) each block's dense parameters are sharded over;
+  // the rest hold replicas (HSDP: TorchTitan's data_parallel_replicate_degree = dp x cp /
+  // dp_shard), the experts likewise over edp / replicas. 0 = all of them (FSDP).
+  int dp_shard = 0;
 
   bool operator==(const LayoutSpec&) const = default;
 };

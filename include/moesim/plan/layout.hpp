@@ -48,6 +48,7 @@ struct Layout {
   // gradients reduced per block, instead of once per step by the distributed optimizer.
   bool fsdp = false;
   bool reshard_after_forward = true;    // fsdp: the backward gathers each block again
+  int dp_replicate = 1;                 // fsdp: replicas of each shard (HSDP); 1 = fully sharded
   std::string pipeline_layout;          // as given, or the generated one
   bool pipeline_layout_generated = false;
   std::vector<VirtualStage> stages;     // pp * vpp, in model order (index = virtual stage)
@@ -79,6 +80,15 @@ struct Layout {
   std::vector<int> ep_group(int rank) const;
   std::vector<int> edp_group(int rank) const;   // expert gradients, likewise
   std::vector<int> pp_group(int rank) const;
+  // HSDP: the part of dp_group (edp_group) a block is sharded over, and the replicas of this
+  // rank's shard (dp_replicate ranks). Without replicas: dp_group (edp_group) and this rank.
+  std::vector<int> dp_shard_group(int rank) const;
+  std::vector<int> dp_replicate_group(int rank) const;
+  std::vector<int> edp_shard_group(int rank) const;
+  std::vector<int> edp_replicate_group(int rank) const;
+  // The ranks a parameter's optimizer state is sharded over: dense, experts.
+  int dense_shards() const { return dp * cp / dp_replicate; }
+  int expert_shards() const { return edp / dp_replicate; }
 };
 
 // Validates the layout against the scenario and builds it. Throws InfeasibleError listing

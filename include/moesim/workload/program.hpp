@@ -21,8 +21,10 @@ inline constexpr int kStreams = 7;
 // long, beside the SMs.
 enum class TaskKind : std::uint8_t { compute, collective, pp_send, host_copy };
 
-// Which group of the running GPU a collective uses.
-enum class GroupRole : std::uint8_t { tp, ep, dp, edp };
+// Which group of the running GPU a collective uses. Under HSDP (layout.dp_shard) the data-parallel
+// groups split into the ranks a block is sharded over and the replicas of each shard.
+enum class GroupRole : std::uint8_t { tp, ep, dp, edp, dp_shard, dp_replicate, edp_shard, edp_replicate };
+inline constexpr int kGroupRoles = 8;
 
 // What the time is spent on, for the breakdown.
 enum class Activity : std::uint8_t {
