@@ -238,6 +238,19 @@ std::vector<std::string> validation_failures(const Validation& v) {
   return out;
 }
 
+ValidationRow published_row(const fs::path& file, const Scenario& s, const RunOptions& options) {
+  ValidationRow row;
+  row.file = file.filename().string();
+  row.published = s.published.value();
+  row.result = run_scenario(s, options);
+  const bool tflops = row.published.tflops_per_gpu > 0;
+  row.simulated_tflops = tflops ? row.result.metrics.tflops_per_gpu : row.result.metrics.tokens_per_s_per_gpu;
+  row.relative_error =
+      row.simulated_tflops / (tflops ? row.published.tflops_per_gpu : row.published.tokens_per_s_per_gpu) - 1;
+  row.status = std::abs(row.relative_error) <= kValidationTolerance ? RowStatus::ok : RowStatus::outside;
+  return row;
+}
+
 Validation validate(const ValidationInputs& in, const RunOptions& options, const ValidationProgress& progress) {
   Validation v;
   if (!in.fitted_file.empty()) v.fitted = read_fitted(in.fitted_file, in.repo_root);
@@ -266,13 +279,7 @@ Validation validate(const ValidationInputs& in, const RunOptions& options, const
     if (const auto [it, fresh] = ids.emplace(s.published->id, f.filename().string()); !fresh)
       throw ConfigError(f.string(), "$.published.id", "an id no other published scenario has; " + it->second + " has \"" +
                                                           s.published->id + "\" too");
-    ValidationRow row;
-    row.file = f.filename().string();
-    row.published = *s.published;
-    row.result = run_scenario(s, options);
-    row.simulated_tflops = row.result.metrics.tflops_per_gpu;
-    row.relative_error = row.simulated_tflops / row.published.tflops_per_gpu - 1;
-    row.status = std::abs(row.relative_error) <= kValidationTolerance ? RowStatus::ok : RowStatus::outside;
+    ValidationRow row = published_row(f, s, options);
     step_done(fmt::format("{}: {:.1f} TFLOP/s per GPU, published {:.1f}", row.published.id, row.simulated_tflops,
                           row.published.tflops_per_gpu));
     v.runs.push_back(std::move(row));
@@ -298,15 +305,7 @@ Validation validate(const ValidationInputs& in, const RunOptions& options, const
     const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir});
     if (!s.published || (s.published->tflops_per_gpu <= 0 && s.published->tokens_per_s_per_gpu <= 0))
       throw ConfigError(f.string(), "$.published", "a published tflops_per_gpu or tokens_per_s_per_gpu to compare with");
-    ValidationRow row;
-    row.file = f.filename().string();
-    row.published = *s.published;
-    row.result = run_scenario(s, options);
-    const bool tflops = row.published.tflops_per_gpu > 0;
-    row.simulated_tflops = tflops ? row.result.metrics.tflops_per_gpu : row.result.metrics.tokens_per_s_per_gpu;
-    row.relative_error =
-        row.simulated_tflops / (tflops ? row.published.tflops_per_gpu : row.published.tokens_per_s_per_gpu) - 1;
-    row.status = std::abs(row.relative_error) <= kValidationTolerance ? RowStatus::ok : RowStatus::outside;
+    ValidationRow row = published_row(f, s, options);
     step_done(row.published.id);
     v.framework_runs.push_back(std::move(row));
   }

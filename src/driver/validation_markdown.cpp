@@ -61,6 +61,11 @@ std::string summary(const Validation& v) {
   return out;
 }
 
+// A row's status as the page shows it: a miss in bold.
+std::string status_cell(const ValidationRow& r) {
+  return r.status == RowStatus::outside ? "**OUTSIDE**" : to_string(r.status);
+}
+
 std::string table(const Validation& v) {
   std::string out =
       "\n## Every published run\n\n"
@@ -69,8 +74,8 @@ std::string table(const Validation& v) {
       "| scenario | source | published | moesim | error | status | fitted |\n|---|---|---:|---:|---:|---|---|\n";
   for (const auto& r : v.runs)
     out += fmt::format("| {} | {} | {:.1f} | {:.1f} | {} | {} | {} |\n", r.published.id, r.published.source,
-                       r.published.tflops_per_gpu, r.simulated_tflops, pct(r.relative_error),
-                       r.status == RowStatus::outside ? "**OUTSIDE**" : to_string(r.status), r.fit_reason);
+                       r.published.tflops_per_gpu, r.simulated_tflops, pct(r.relative_error), status_cell(r),
+                       r.fit_reason);
   out += "\nThe seeds' earlier GB200 NVL72 figure, 606 TFLOP/s per GPU, has no published configuration; "
          "`gb200-history-step4` (MLM-G step 4, 610.71, the same season) is the nearest documented run.\n";
   return out;
@@ -88,8 +93,7 @@ std::string frameworks_table(const Validation& v) {
     out += fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {} | {} |\n", r.published.id, r.published.source,
                        r.published.tflops_per_gpu > 0 ? "TFLOP/s per GPU" : "tokens/s per GPU",
                        r.published.tflops_per_gpu > 0 ? r.published.tflops_per_gpu : r.published.tokens_per_s_per_gpu,
-                       r.simulated_tflops, pct(r.relative_error),
-                       r.status == RowStatus::outside ? "**OUTSIDE**" : to_string(r.status));
+                       r.simulated_tflops, pct(r.relative_error), status_cell(r));
   return out;
 }
 

@@ -325,14 +325,16 @@ Layout make_layout(const Scenario& s) {
   // outermost in both meshes).
   if (in.dp_shard > 0) {
     const long long dense = 1LL * l.dp * in.cp;
+    const bool divides = dense % in.dp_shard == 0;
+    const long long replicas = divides ? dense / in.dp_shard : 1;
+    const bool experts_divide = l.edp % replicas == 0;
     require(l.fsdp, fmt::format("layout.dp_shard {} shards blocks: it needs sharding \"fsdp\"", in.dp_shard));
-    require(dense % in.dp_shard == 0,
+    require(divides,
             fmt::format("layout.dp_shard {} must divide the dp x cp = {} data-parallel ranks", in.dp_shard, dense));
-    const long long replicas = dense % in.dp_shard == 0 ? dense / in.dp_shard : 1;
-    require(l.edp % replicas == 0,
+    require(experts_divide,
             fmt::format("layout.dp_shard {} gives {} replicas, which must divide the experts' edp = {} (each replica "
                         "holds whole expert shards)", in.dp_shard, replicas, l.edp));
-    if (l.fsdp && dense % in.dp_shard == 0 && l.edp % replicas == 0) l.dp_replicate = static_cast<int>(replicas);
+    if (l.fsdp && divides && experts_divide) l.dp_replicate = static_cast<int>(replicas);
   }
 
   // Virtual stages.

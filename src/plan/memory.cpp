@@ -121,13 +121,8 @@ std::vector<ParamShard> sharded_blocks(const Scenario& sc, const Layout& l, int 
     rest.bf16_only_params -= b.bf16_only_params;
   }
   const double embedding = v.embedding ? static_cast<double>(m.vocab) * m.hidden / l.tp : 0;
-  auto move = [](ParamShard& to, double dense, double expert, double bf16_only) {
-    to.dense_params += dense;
-    to.expert_params += expert;
-    to.bf16_only_params += bf16_only;
-  };
-  move(blocks.front(), embedding, 0, embedding);
-  move(blocks.back(), rest.dense_params - embedding, rest.expert_params, rest.bf16_only_params - embedding);
+  add_to(blocks.front(), ParamShard{embedding, 0, embedding});
+  add_to(blocks.back(), ParamShard{rest.dense_params - embedding, rest.expert_params, rest.bf16_only_params - embedding});
   return blocks;
 }
 

@@ -19,6 +19,8 @@ PassLowering::PassLowering(const Scenario& s, const plan::Layout& l, const cost:
   embedding_ = model::embedding_section(s.model, shard_);
   output_ = model::output_section(s.model, shard_);
   mtp_extra_ = model::mtp_extra_section(s.model, shard_);
+  moe_offload_bytes_ = plan::offloaded_activation_bytes(s, true);
+  dense_offload_bytes_ = plan::offloaded_activation_bytes(s, false);
 }
 
 void PassLowering::compute(std::vector<PassItem>& out, const model::Section& sec, bool forward,
@@ -176,14 +178,13 @@ class PassLowering::Blocks {
       : low_(low), out_(out), forward_(forward) {
     const plan::VirtualStage& v = low.l_.stage(pp_rank, chunk);
     if (low.l_.fsdp) shards_ = plan::sharded_blocks(low.s_, low.l_, pp_rank, chunk);
-    const double moe_bytes = plan::offloaded_activation_bytes(low.s_, true);
-    const double dense_bytes = plan::offloaded_activation_bytes(low.s_, false);
-    if (moe_bytes > 0 || dense_bytes > 0) {
+    if (low.moe_offload_bytes_ > 0 || low.dense_offload_bytes_ > 0) {
+      const auto layer_bytes = [&](bool moe) { return moe ? low.moe_offload_bytes_ : low.dense_offload_bytes_; };
       // One block per layer (at least one), MTP layers with the last, as sharded_blocks has them.
-      for (int i = 0; i < std::max(1, v.layers); ++i)
-        offload_bytes_.push_back(i >= v.layers ? 0.0 : model::is_moe_layer(low.s_.model, v.first_layer + i) ? moe_bytes
-                                                                                                            : dense_bytes);
-      offload_bytes_.back() += v.mtp_layers * (low.s_.model.moe.experts > 0 ? moe_bytes : dense_bytes);
+      offload_bytes_.assign(static_cast<std::size_t>(std::max(1, v.layers)), 0.0);
+      for (int i = 0; i < v.layers; ++i)
+        offload_bytes_[static_cast<std::size_t>(i)] = layer_bytes(model::is_moe_layer(low.s_.model, v.first_layer + i));
+      offload_bytes_.back() += v.mtp_layers * layer_bytes(low.s_.model.moe.experts > 0);
     }
     n_ = static_cast<int>(std::max(shards_.size(), offload_bytes_.size()));
   }

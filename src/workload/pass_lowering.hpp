@@ -44,7 +44,7 @@ struct PassItem {
   bool closed = false;   // no later compute joins this item (a block ends with it)
 };
 
-// What the step builder and the step estimate both need beyond the passes (step_builder.cpp).
+// What the step builder and the step estimate both need beyond the passes (step_costs.cpp).
 // Seconds of a copy of `bytes` to or from host memory over the GPU's host link.
 double host_copy_seconds(const Scenario& s, double bytes);
 // Bytes of one PP message: a micro-batch's sequence-parallel hidden states (or gradients), BF16.
@@ -71,7 +71,8 @@ class PassLowering {
   // part: all (whole backward) or data_only (B).
   void layer_backward(int layer, bool moe, cost::GradPart part, std::vector<PassItem>& out) const;
   void layer_weight_grad(bool moe, std::vector<PassItem>& out) const;
-  // Tags the items of each block and places its gathers and reductions (layout.sharding fsdp).
+  // Tags the items of each block and places the work beside the pass: its gathers and reductions
+  // (layout.sharding fsdp) and its activations' copies to host memory and back (recipe.offload).
   class Blocks;
   void mtp_forward(std::vector<PassItem>& out) const;
   void mtp_backward(cost::GradPart part, std::vector<PassItem>& out) const;
@@ -95,6 +96,8 @@ class PassLowering {
   model::Shard shard_;
   model::LayerProgram moe_, dense_;
   model::Section embedding_, output_, mtp_extra_;
+  // Activations one micro-batch's MoE (dense) layer keeps in host memory (recipe.offload).
+  double moe_offload_bytes_ = 0, dense_offload_bytes_ = 0;
 };
 
 }  // namespace moesim::workload

@@ -30,7 +30,7 @@ Task optimizer_task(const Scenario& s, const plan::Layout& l, const cost::Kernel
   // moments and the BF16 parameter; plus one read of the gradients for the norm (clipping).
   const plan::ParamShard all = plan::param_shard(s, l, pp_rank);
   // (Dualpipe: the states of each stage are sharded over the data-parallel ranks of both copies.)
-  const double shard = (all.dense_params / l.dense_shards() + all.expert_params / l.expert_shards()) / l.param_copies;
+  const double shard = plan::sharded_params(all, l);
   const double moment = s.recipe.adam_moment_dtype == "bf16" ? kBf16Bytes : kFp32Bytes;
   const double bytes = shard * (2 * kFp32Bytes + 2 * kFp32Bytes + 4 * moment + kBf16Bytes);
   Task opt;

@@ -28,14 +28,13 @@ double percent(double relative) { return std::round(relative * 1e4) / 100; }
 json frameworks_errors() {
   json rows = json::object();
   const auto dir = test::repo() / "scenarios" / "frameworks" / "published";
+  driver::RunOptions options;
+  options.configs_dir = test::configs_dir().string();
   for (const auto& file : driver::published_scenarios(dir)) {
     const Scenario s = config::load_scenario(file);
     REQUIRE(s.published);
-    const auto r = test::run(s);
-    const Published& p = *s.published;
     // Against the published figure the row has: model TFLOP/s per GPU, else tokens/s per GPU.
-    rows[p.id] = percent(p.tflops_per_gpu > 0 ? r.metrics.tflops_per_gpu / p.tflops_per_gpu - 1
-                                              : r.metrics.tokens_per_s_per_gpu / p.tokens_per_s_per_gpu - 1);
+    rows[s.published->id] = percent(driver::published_row(file, s, options).relative_error);
   }
   for (const char* relative : {"torchtitan-gb300-256.json", "published/jax-gb300-256.json"}) {
     const std::filesystem::path file = test::repo() / "scenarios" / "frameworks" / relative;

@@ -24,7 +24,8 @@ namespace {
 driver::ValidationInputs bundled_inputs() {
   return {test::repo() / "scenarios" / "published", test::repo() / "scenarios" / "gb300-256-record.json",
           test::configs_dir() / "fitted.json", test::configs_dir() / "gap-experiments.json", test::repo(),
-          {}};  // no schedule comparison here
+          {},   // no schedule comparison here
+          {}};  // nor the other frameworks (their own ratchet: test_frameworks_validation.cpp)
 }
 
 const driver::Validation& validation() {

@@ -104,6 +104,11 @@ struct ExperimentResult {
   bool supports = false;       // every row's |error| shrank by at least half a point
 };
 
+// A published scenario run and compared with its figure: model TFLOP/s per GPU where published,
+// else tokens/s per GPU (simulated_tflops then holds tokens/s); the row's status against the
+// tolerance. `file` names the row.
+ValidationRow published_row(const std::filesystem::path& file, const Scenario& s, const RunOptions& options);
+
 // Whether an override's rows support the explanation it tests: every row's |error| shrinks by at
 // least half a point (the ratchet's resolution); a smaller move does not explain a gap.
 bool experiment_supports(const std::vector<ExperimentResult::Row>& rows);
