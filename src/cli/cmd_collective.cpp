@@ -10,9 +10,11 @@
 #include <string>
 
 #include "commands.hpp"
+#include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
 #include "moesim/driver/collective_request.hpp"
 #include "moesim/platform/simulate_plan.hpp"
+#include "shared_options.hpp"
 
 namespace moesim::cli {
 
@@ -25,6 +27,7 @@ struct Options {
   std::string configs;
   std::string fidelity = "folded";
   std::string format = "text";
+  std::vector<std::string> calibrations;  // --calibration: the overlay of --system, if given
 };
 
 std::string tiers(const platform::Topology& t, const platform::TierLoad& l) {
@@ -54,8 +57,19 @@ double simulated(const Options& o, const platform::Topology& t, const platform::
 // The request planned; an option it refuses is the command line's usage error (exit 2).
 driver::PlannedCollective planned(const Options& o) {
   const auto dir = config::find_configs_dir(std::filesystem::current_path() / "collective", o.configs);
+  driver::CollectiveRequest request = o.request;
+  nlohmann::json scenario = {{"system", request.system}};
+  config::apply_calibration(scenario, read_calibrations(o.calibrations, dir));
+  if (!o.calibrations.empty() && !scenario["system"].is_object())
+    throw ConfigError("--calibration", "$",
+                      fmt::format("an overlay for --system {}; {} calibrate{} other systems", request.system,
+                                  fmt::join(o.calibrations, ", "), o.calibrations.size() == 1 ? "s" : ""));
+  if (scenario["system"].is_object()) {
+    request.system_overrides = scenario["system"];
+    request.system_overrides.erase("base");
+  }
   try {
-    return driver::plan_collective_request(o.request, dir);
+    return driver::plan_collective_request(request, dir);
   } catch (const driver::CollectiveOptionError& e) {
     throw CLI::ValidationError(e.option(), e.what());
   }
@@ -142,6 +156,7 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--stack", o->request.stack, "stack in configs/stacks/ (its dispatchers' measured rates)")
       ->capture_default_str();
   cmd->add_option("--configs", o->configs, "configs/ directory (default: found from the current directory)");
+  add_calibration_option(cmd, o->calibrations);
   cmd->add_option("--op", o->request.op, "ep-dispatch, ep-combine (as the dispatchers' benchmarks run them: the dispatch with the router's probabilities, the combine without), all-reduce, all-gather, reduce-scatter, all-to-all, send-recv")
       ->check(CLI::IsMember(driver::collective_op_names()))
       ->capture_default_str();

@@ -100,6 +100,7 @@ void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Simulate one training step and report throughput, breakdown and memory");
   struct Args {
     std::string scenario, format = "table", configs, output, fidelity = "folded", gpus, trace, attribute_from;
+    std::vector<std::string> calibrations;
     bool force = false, quiet = false, progress = false;
     int samples = 1, jobs = 0;
     GateOptions gates;
@@ -109,6 +110,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--format", a->format, "Output format (csv: the columns of a sweep's sweep.csv)")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   cmd->add_option("--configs", a->configs, "configs/ directory (default: found from the scenario)");
+  add_calibration_option(cmd, a->calibrations);
   cmd->add_option("-o,--output", a->output, "Write to this file instead of stdout");
   cmd->add_option("--fidelity", a->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
       ->check(CLI::IsMember({"folded", "full"}));
@@ -140,9 +142,12 @@ void add_run_command(CLI::App& app) {
     lo.configs_dir = a->configs;
     CommandFiles files;
     config::InputRecorder recorder;
+    lo.calibrations = read_calibrations(a->calibrations, config::find_configs_dir(a->scenario, a->configs));
     const Scenario base = config::load_scenario(a->scenario, lo);
+    require_calibrated(a->calibrations, base);
     driver::RunOptions ro;
     ro.configs_dir = a->configs;
+    ro.calibration_overlays = lo.calibrations;
     ro.force = a->force;
     ro.engine.fidelity = a->fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded;
     ro.engine.record_timeline = !a->trace.empty();

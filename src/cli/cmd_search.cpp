@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "moesim/batch/progress.hpp"
 #include "moesim/config/error.hpp"
+#include "moesim/config/loader.hpp"
 #include "moesim/search/compare_systems.hpp"
 #include "moesim/search/run.hpp"
 #include "moesim/search/writers.hpp"
@@ -21,6 +22,7 @@ namespace {
 
 struct SearchArgs {
   std::string search, output, shard, configs, format = "table", fidelity = "folded", compare_systems;
+  std::vector<std::string> calibrations;
   int jobs = 0, simulate = -1;
   bool quiet = false, progress = false, force = false;
 };
@@ -164,6 +166,7 @@ void add_search_command(CLI::App& app) {
   cmd->add_flag("--force", a->force, "Screen the space even when it holds more than 1,000,000 candidates or its "
                                      "estimate exceeds this machine's memory");
   cmd->add_option("--configs", a->configs, "configs/ directory (default: found from the base scenario)");
+  add_calibration_option(cmd, a->calibrations);
   cmd->add_option("--fidelity", a->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
       ->check(CLI::IsMember({"folded", "full"}));
   cmd->callback([a] {
@@ -172,6 +175,7 @@ void add_search_command(CLI::App& app) {
     o.jobs = a->jobs;
     if (a->simulate >= 0) o.simulate = a->simulate;
     o.configs_dir = a->configs;
+    o.calibration_overlays = read_calibrations(a->calibrations, config::find_configs_dir(a->search, a->configs));
     o.force = a->force;
     o.fidelity = a->fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded;
     if (!a->shard.empty()) o.shard = batch::parse_shard(a->shard);
@@ -181,6 +185,7 @@ void add_search_command(CLI::App& app) {
     CommandFiles files;
     for (std::size_t i = 0; i < inputs.size(); ++i)
       files.input(inputs[i], i == 0 ? "the search file" : "a scenario or configuration file the search reads");
+    for (const std::string& f : a->calibrations) files.input(f, "a --calibration overlay");
     if (!a->output.empty())
       for (const std::string& name : search::output_file_names())
         files.output(std::filesystem::path(a->output) / name, "--output's " + name);

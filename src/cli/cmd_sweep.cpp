@@ -5,6 +5,7 @@
 #include "command_files.hpp"
 #include "commands.hpp"
 #include "moesim/config/error.hpp"
+#include "moesim/config/loader.hpp"
 #include "moesim/sweep/from_runs.hpp"
 #include "moesim/sweep/journal.hpp"
 #include "moesim/sweep/plot.hpp"
@@ -36,6 +37,7 @@ void add_sweep_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Run a sweep of scenarios in parallel and write CSV, JSON, Markdown and plots");
   struct Args {
     std::string sweep, output, shard, configs, fidelity = "folded";
+    std::vector<std::string> calibrations;
     int jobs = 0, samples = 1;
     bool plot = false, quiet = false, resume = false, progress = false, force = false;
     GateOptions gates;
@@ -60,6 +62,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_flag("--force", a->force, "Run the sweep even when it holds more than 100,000 simulations (points x "
                                      "samples) or its estimate exceeds this machine's memory");
   cmd->add_option("--configs", a->configs, "configs/ directory (default: found from each base scenario)");
+  add_calibration_option(cmd, a->calibrations);
   cmd->add_option("--fidelity", a->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
       ->check(CLI::IsMember({"folded", "full"}));
   add_gate_options(cmd, a->gates, "a point of a series (rows equal on every axis but the GPU-count one)");
@@ -70,6 +73,7 @@ void add_sweep_command(CLI::App& app) {
     o.jobs = a->jobs;
     o.samples = a->samples;
     o.configs_dir = a->configs;
+    o.calibration_overlays = read_calibrations(a->calibrations, config::find_configs_dir(a->sweep, a->configs));
     o.fidelity = a->fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded;
     if (!a->shard.empty()) o.shard = sweep::parse_shard(a->shard);
     require_whole_series(gates, spec.gpu_axis() != nullptr, o.shard.has_value(), a->sweep);
@@ -77,7 +81,8 @@ void add_sweep_command(CLI::App& app) {
     // Sized before a point is built: loading a million points' scenarios alone takes minutes.
     sweep::refuse_oversized_sweep(spec, o, a->force);
     // Before any work: no output may overwrite the sweep file, a scenario or a config it reads.
-    const std::vector<std::filesystem::path> inputs = sweep::input_files(spec, o);
+    std::vector<std::filesystem::path> inputs = sweep::input_files(spec, o);
+    for (const std::string& f : a->calibrations) inputs.push_back(f);  // in the journal's fingerprint too
     CommandFiles files;
     for (std::size_t i = 0; i < inputs.size(); ++i)
       files.input(inputs[i], i == 0 ? "the sweep file" : "a scenario or configuration file the sweep reads");

@@ -25,6 +25,7 @@ void add_validate_command(CLI::App& app) {
     std::string schedules = root + "/scenarios/deepseek-v3-h800-dualpipe.json";
     std::string frameworks = root + "/scenarios/frameworks/published";
     std::string format = "table", output, configs;
+    std::vector<std::string> calibrations;
     bool explain = false, quiet = false, progress = false;
   };
   auto a = std::make_shared<Args>();
@@ -44,9 +45,11 @@ void add_validate_command(CLI::App& app) {
   cmd->add_flag("--progress", a->progress, "Progress on stderr even when it is not a terminal (CI logs)");
   cmd->add_option("-o,--output", a->output, "Write to this file instead of stdout");
   cmd->add_option("--configs", a->configs, "configs/ directory");
+  add_calibration_option(cmd, a->calibrations);
   cmd->callback([a] {
     driver::RunOptions ro;
     ro.configs_dir = a->configs;
+    ro.calibration_overlays = read_calibrations(a->calibrations, config::find_configs_dir(a->record, a->configs));
     const driver::ValidationInputs inputs{a->dir,  a->record,    a->fitted,    a->experiments,
                                           a->root, a->schedules, a->frameworks};
     CommandFiles files;
@@ -60,6 +63,7 @@ void add_validate_command(CLI::App& app) {
       if (!inputs.fitted_file.empty()) driver::read_fitted(inputs.fitted_file, inputs.repo_root);
       if (!inputs.experiments_file.empty()) driver::read_experiments(inputs.experiments_file);
       files.inputs_read(recorder, "a scenario it reproduces");
+      for (const std::string& f : a->calibrations) files.input(f, "a --calibration overlay");
     }
     files.output(a->output, "--output");
     files.refuse_clashes();

@@ -18,6 +18,7 @@ void add_compare_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_search_command(CLI::App& app);
 void add_campaign_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
 
 // An output file that could not be written (exit code 4).
 struct OutputError : std::runtime_error {

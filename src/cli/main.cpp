@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   moesim::cli::add_collective_command(app);
   moesim::cli::add_search_command(app);
   moesim::cli::add_campaign_command(app);
+  moesim::cli::add_calibrate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

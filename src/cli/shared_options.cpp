@@ -148,4 +148,25 @@ std::vector<Scenario> weak_scaling_series(const Scenario& base, const std::strin
   return out;
 }
 
+void add_calibration_option(CLI::App* cmd, std::vector<std::string>& files) {
+  cmd->add_option("--calibration", files,
+                  "A calibration overlay written by moesim calibrate, layered over the system it calibrates "
+                  "(repeatable: one per system; docs/calibration.md)")
+      ->check(CLI::ExistingFile);
+}
+
+std::vector<config::CalibrationOverlay> read_calibrations(const std::vector<std::string>& files,
+                                                          const std::filesystem::path& configs_dir) {
+  std::vector<config::CalibrationOverlay> overlays;
+  for (const std::string& f : files) overlays.push_back(config::read_calibration_overlay(f, configs_dir));
+  return overlays;
+}
+
+void require_calibrated(const std::vector<std::string>& files, const Scenario& s) {
+  if (files.empty() || !s.calibration.empty()) return;
+  throw ConfigError("--calibration", "$",
+                    fmt::format("an overlay for the system of {} ({}); {} calibrate{} other systems", s.file,
+                                s.system.name, fmt::join(files, ", "), files.size() == 1 ? "s" : ""));
+}
+
 }  // namespace moesim::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "moesim/batch/progress.hpp"
+#include "moesim/config/calibration_overlay.hpp"
 #include "moesim/config/specs.hpp"
 #include "moesim/driver/gates.hpp"
 #include "moesim/engine/simulate.hpp"
@@ -37,6 +38,16 @@ void enforce_gates(const driver::Gates& gates, const std::vector<driver::GatePoi
 // The scenarios of a weak-scaling series (--gpus 256,512,1024: the same layout, the global batch
 // grown with the GPU count), checked before any is simulated; ConfigError naming --gpus.
 std::vector<Scenario> weak_scaling_series(const Scenario& base, const std::string& gpus);
+
+// --calibration FILE, repeatable: `moesim calibrate`'s overlays, each layered over the scenarios
+// on its system (docs/calibration.md).
+void add_calibration_option(CLI::App* cmd, std::vector<std::string>& files);
+// The overlays read and checked against the systems of `configs_dir`; ConfigError naming the file.
+std::vector<config::CalibrationOverlay> read_calibrations(const std::vector<std::string>& files,
+                                                          const std::filesystem::path& configs_dir);
+// For a command about one scenario: ConfigError naming --calibration when overlays were given and
+// none applies to its system (a calibration of another system is a mistake, not a no-op).
+void require_calibrated(const std::vector<std::string>& files, const Scenario& s);
 
 // Whether the progress of a batch (validate's steps, search's screening, --samples' seeds) is
 // shown: when stderr is a terminal, or with --progress (CI logs); never with -q.

@@ -74,8 +74,16 @@ Scenario load_scenario_json(const json& scenario, const std::string& label, cons
   context.label = label;
   context.configs_dir = options.configs_dir.empty() ? find_configs_dir(label) : options.configs_dir;
   Scenario s;
-  parse_document(scenario, context, [&](Reader& r) { describe_scenario(r, s); });
+  const CalibrationOverlay* calibration = nullptr;
+  if (options.calibrations.empty()) {
+    parse_document(scenario, context, [&](Reader& r) { describe_scenario(r, s); });
+  } else {
+    json calibrated = scenario;
+    calibration = apply_calibration(calibrated, options.calibrations);
+    parse_document(calibrated, context, [&](Reader& r) { describe_scenario(r, s); });
+  }
   s.file = label;
+  if (calibration) s.calibration = calibration->file.string();
   return s;
 }
 

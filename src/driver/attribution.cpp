@@ -54,7 +54,7 @@ std::vector<AttributionStep> attribute(const std::filesystem::path& scenario_fil
     s["stack"] = overrides;
     s.erase("published");
     const Scenario sc = config::load_scenario_json(s, scenario_file.string() + " (attribution)",
-                                                   config::LoadOptions{configs});
+                                                   config::LoadOptions{configs, options.calibration_overlays});
     const RunResult r = run_scenario(sc, options);
     steps.push_back({change, r.metrics.tflops_per_gpu, r.metrics.step_time_s});
   };

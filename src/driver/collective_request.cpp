@@ -169,7 +169,7 @@ int parse_nccl_version(const std::string& text) {
 PlannedCollective plan_collective_request(const CollectiveRequest& o, const std::filesystem::path& configs_dir) {
   check_option_values(o);
   PlannedCollective p;
-  p.system = config::load_system(o.system, configs_dir);
+  p.system = config::load_system_with(o.system, configs_dir, o.system_overrides);
   const SystemSpec& system = p.system;
   const bool ep_op = o.ep_op();
   if (ep_op && !o.algo.empty()) throw CollectiveOptionError("--algo", "applies to NCCL collectives, not to " + o.op);

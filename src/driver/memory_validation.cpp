@@ -80,7 +80,7 @@ MemoryValidation validate_memory(const std::vector<ValidationRow>& runs, const s
   }
   if (!std::filesystem::is_directory(memory_dir)) return v;
   for (const auto& f : published_scenarios(memory_dir)) {
-    const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir});
+    const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir, options.calibration_overlays});
     if (!s.published || s.published->peak_memory_bytes <= 0) continue;
     const plan::Layout l = plan::make_layout(s);
     MeasuredMemory m;

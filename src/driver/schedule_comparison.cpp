@@ -124,7 +124,7 @@ PassTimes measured_pass_times(const RunResult& r, int pp_rank) {
 }
 
 ScheduleComparison compare_schedules(const std::filesystem::path& file, const RunOptions& options) {
-  const Scenario base = config::load_scenario(file, config::LoadOptions{options.configs_dir});
+  const Scenario base = config::load_scenario(file, config::LoadOptions{options.configs_dir, options.calibration_overlays});
   ScheduleComparison c;
   c.scenario_file = file.filename().string();
   c.scenario_name = base.name;

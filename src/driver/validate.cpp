@@ -167,7 +167,7 @@ ExperimentResult run_experiment(const GapExperiment& g, const Validation& v, con
     const std::string label = fmt::format("{} with $.experiments[{}].set", scenario_file.string(), index);
     for (const auto& [path, value] : g.set) sweep::set_at_path(j, path, value, label);
     const fs::path configs = config::find_configs_dir(scenario_file, options.configs_dir);
-    const Scenario varied = config::load_scenario_json(j, label, config::LoadOptions{configs});
+    const Scenario varied = config::load_scenario_json(j, label, config::LoadOptions{configs, options.calibration_overlays});
     const double tflops = run_scenario(varied, options).metrics.tflops_per_gpu;
     out.rows.push_back({row.published.id, row.relative_error, tflops / row.published.tflops_per_gpu - 1});
   }
@@ -255,7 +255,7 @@ Validation validate(const ValidationInputs& in, const RunOptions& options, const
   Validation v;
   if (!in.fitted_file.empty()) v.fitted = read_fitted(in.fitted_file, in.repo_root);
   const std::vector<fs::path> published = published_scenarios(in.published_dir);
-  const Scenario record = config::load_scenario(in.record_scenario, config::LoadOptions{options.configs_dir});
+  const Scenario record = config::load_scenario(in.record_scenario, config::LoadOptions{options.configs_dir, options.calibration_overlays});
   const std::vector<GapExperiment> experiments =
       in.experiments_file.empty() ? std::vector<GapExperiment>{} : read_experiments(in.experiments_file);
   // Steps: each published file, the record's scaling, each sensitivity variant, the memory,
@@ -271,7 +271,7 @@ Validation validate(const ValidationInputs& in, const RunOptions& options, const
   };
   std::map<std::string, std::string> ids;  // id -> file, to refuse a duplicate
   for (const auto& f : published) {
-    const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir});
+    const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir, options.calibration_overlays});
     if (!s.published || s.published->tflops_per_gpu <= 0) {
       step_done(f.filename().string() + ": no published throughput");
       continue;
@@ -302,7 +302,7 @@ Validation validate(const ValidationInputs& in, const RunOptions& options, const
     step_done("pipeline schedules");
   }
   for (const auto& f : frameworks) {
-    const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir});
+    const Scenario s = config::load_scenario(f, config::LoadOptions{options.configs_dir, options.calibration_overlays});
     if (!s.published || (s.published->tflops_per_gpu <= 0 && s.published->tokens_per_s_per_gpu <= 0))
       throw ConfigError(f.string(), "$.published", "a published tflops_per_gpu or tokens_per_s_per_gpu to compare with");
     ValidationRow row = published_row(f, s, options);

@@ -73,6 +73,7 @@ nlohmann::json run_json(const driver::RunResult& r) {
   nlohmann::json j;
   j["scenario"] = s.name;
   j["system"] = s.system.name;
+  if (!s.calibration.empty()) j["calibration"] = s.calibration;
   j["gpu"] = s.system.gpu.name;
   j["gpus"] = s.gpus;
   j["model"] = s.model.name;
@@ -156,6 +157,7 @@ std::string run_table(const driver::RunResult& r) {
   out += fmt::format("{}\n", s.name);
   out += fmt::format("  {} x {} GPUs ({}), {}, {}, {}\n", s.system.name, s.gpus, s.system.gpu.name,
                      s.model.name, s.stack.name, to_string(s.training.precision));
+  if (!s.calibration.empty()) out += fmt::format("  calibrated by {}\n", s.calibration);
   out += fmt::format("  layout: {}\n\n", layout_summary(r.layout));
   out += fmt::format("  model TFLOP/s per GPU  {:10.1f}   (Megatron convention)\n", r.metrics.tflops_per_gpu);
   if (s.stack.flops_formula != "megatron")

@@ -58,12 +58,13 @@ Json candidate_row(int index, int estimate_rank, bool reference, const Candidate
 sweep::SweepOptions simulation_options(const SearchOptions& o) {
   sweep::SweepOptions so;
   so.configs_dir = o.configs_dir;
+  so.calibration_overlays = o.calibration_overlays;
   so.fidelity = o.fidelity;
   return so;
 }
 
 Scenario base_scenario(const SearchSpec& spec, const SearchOptions& options) {
-  return sweep::point_scenario(base_point(spec), options.configs_dir);
+  return sweep::point_scenario(base_point(spec), options.configs_dir, options.calibration_overlays);
 }
 
 cost::KernelCalibration calibration(const Scenario& base, const SearchOptions& options) {

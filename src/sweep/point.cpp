@@ -75,7 +75,8 @@ ConfigError blamed_on_patch(const ConfigError& e, const Point& p, const std::str
 
 }  // namespace
 
-Scenario point_scenario(const Point& p, const std::filesystem::path& configs_dir) {
+Scenario point_scenario(const Point& p, const std::filesystem::path& configs_dir,
+                        const std::vector<config::CalibrationOverlay>& overlays) {
   json j = config::read_json_file(p.base.path);
   const std::string label = p.base.name.empty() ? p.base.path.string() : p.base.name;
   for (std::size_t k = 0; k < p.patches.size(); ++k) {
@@ -88,6 +89,7 @@ Scenario point_scenario(const Point& p, const std::filesystem::path& configs_dir
   }
   config::LoadOptions lo;
   lo.configs_dir = configs_dir.empty() ? config::find_configs_dir(p.base.path) : configs_dir;
+  lo.calibrations = overlays;
   Scenario s;
   try {
     s = config::load_scenario_json(j, label, lo);

@@ -15,7 +15,7 @@ namespace moesim::sweep {
 Json run_point(const Point& p, const SweepOptions& options, int sample) {
   std::optional<Scenario> s;
   try {
-    s = sample_scenario(point_scenario(p, options.configs_dir), sample);
+    s = sample_scenario(point_scenario(p, options.configs_dir, options.calibration_overlays), sample);
     driver::RunOptions ro;
     ro.configs_dir = options.configs_dir.string();
     ro.engine.fidelity = options.fidelity;
@@ -58,7 +58,7 @@ std::vector<std::filesystem::path> input_files(const SweepSpec& spec, const Swee
   for (const Point& p : expand(spec)) {
     if (options.shard && !options.shard->owns(p.index)) continue;
     try {
-      const Scenario s = point_scenario(p, options.configs_dir);
+      const Scenario s = point_scenario(p, options.configs_dir, options.calibration_overlays);
       driver::RunOptions ro;
       ro.configs_dir = options.configs_dir.string();
       recorder.add(driver::calibration_path(s, ro));

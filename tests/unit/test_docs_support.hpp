@@ -13,14 +13,14 @@
 
 namespace moesim::test {
 
-// A fresh folder with links to scenarios/ and configs/ and an empty out/; removed at the end.
+// A fresh folder with links to scenarios/, configs/ and examples/ and an empty out/; removed at the end.
 class Workspace {
  public:
   Workspace() {
     std::string pattern = (std::filesystem::temp_directory_path() / "moesim-docs-XXXXXX").string();
     if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
     dir_ = pattern;
-    for (const char* linked : {"scenarios", "configs"})
+    for (const char* linked : {"scenarios", "configs", "examples"})
       std::filesystem::create_directory_symlink(repo() / linked, dir_ / linked);
     std::filesystem::create_directory(dir_ / "out");
   }

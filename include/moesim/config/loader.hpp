@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "moesim/config/calibration_overlay.hpp"
 #include "moesim/config/error.hpp"
 #include "moesim/config/specs.hpp"
 
@@ -24,7 +25,12 @@ std::filesystem::path find_configs_dir(const std::filesystem::path& scenario_fil
                                        const std::string& explicit_dir = "");
 
 struct LoadOptions {
+  LoadOptions() = default;
+  LoadOptions(std::filesystem::path configs, std::vector<CalibrationOverlay> overlays = {})  // NOLINT: {dir} reads well
+      : configs_dir(std::move(configs)), calibrations(std::move(overlays)) {}
   std::filesystem::path configs_dir;  // empty: find_configs_dir(scenario file)
+  // Overlays of `moesim calibrate` (--calibration): each patches the scenarios on its system.
+  std::vector<CalibrationOverlay> calibrations;
 };
 
 // Input files larger than this are refused before they are read whole (a scenario or config is

@@ -350,6 +350,7 @@ struct Scenario {
   VariabilitySpec variability;            // the system's and model's defaults with the scenario's overrides
   int seed = 1;                           // of every random draw (variability, routing)
   std::optional<Published> published;     // absent: nothing to compare with
+  std::string calibration;                // the overlay layered over its system (moesim calibrate); "" = none
 
   bool operator==(const Scenario&) const = default;
 };

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "moesim/config/specs.hpp"
 #include "moesim/platform/ep_dispatch.hpp"
 #include "moesim/platform/nccl.hpp"
@@ -37,6 +39,9 @@ struct CollectiveRequest {
   std::string kernels;       // a file of configs/dispatchers/; empty: the stack's for the dispatcher
   int sms = 24;
   bool fp8 = true;
+  // Keys of the system replaced before planning: a calibration overlay's (--calibration), or the
+  // values `moesim calibrate` tries while it fits. Empty: the bundled system.
+  nlohmann::json system_overrides = nlohmann::json::object();
 
   bool ep_op() const { return op == "ep-dispatch" || op == "ep-combine"; }
 };

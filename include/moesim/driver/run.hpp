@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "moesim/config/calibration_overlay.hpp"
 #include "moesim/config/specs.hpp"
 #include "moesim/engine/simulate.hpp"
 #include "moesim/plan/layout.hpp"
@@ -18,6 +19,9 @@ struct RunOptions {
   std::string calibration_file;  // empty: <configs>/calibration/kernels.json
   std::string configs_dir;       // used to find the calibration when calibration_file is empty
   bool force = false;            // simulate even when the work estimate exceeds this machine
+  // `moesim calibrate`'s overlays (--calibration): each patches the scenarios on its system
+  // wherever this run loads one (validate's rows, attribution's steps, gap experiments).
+  std::vector<config::CalibrationOverlay> calibration_overlays;
 };
 
 struct Metrics {

@@ -8,6 +8,7 @@
 
 #include "moesim/batch/shard.hpp"
 #include "moesim/batch/work_limit.hpp"
+#include "moesim/config/calibration_overlay.hpp"
 #include "moesim/platform/platform.hpp"
 #include "moesim/search/result.hpp"
 #include "moesim/search/space.hpp"
@@ -20,6 +21,7 @@ struct SearchOptions {
   std::optional<int> simulate;           // overrides the file's "simulate"
   std::optional<batch::Shard> shard;     // absent: every planned simulation
   std::filesystem::path configs_dir;     // empty: found from the base scenario
+  std::vector<config::CalibrationOverlay> calibration_overlays;  // --calibration
   platform::Fidelity fidelity = platform::Fidelity::folded;
   bool force = false;                    // screen a space beyond kMaxCandidates or this machine's memory
   // Called in this process: once the candidates are screened (result header filled, no rows

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "moesim/config/calibration_overlay.hpp"
 #include "moesim/config/specs.hpp"
 #include "moesim/sweep/spec.hpp"
 
@@ -19,7 +20,8 @@ void set_at_path(nlohmann::json& scenario, const std::string& path, const nlohma
 
 // The base scenario with the point's fields set and its GPU count applied. Raises ConfigError
 // for an invalid result and InfeasibleError for more GPUs than the system holds.
-// `configs_dir` empty: found from the base scenario file.
-Scenario point_scenario(const Point& p, const std::filesystem::path& configs_dir);
+// `configs_dir` empty: found from the base scenario file. `overlays`: --calibration's.
+Scenario point_scenario(const Point& p, const std::filesystem::path& configs_dir,
+                        const std::vector<config::CalibrationOverlay>& overlays = {});
 
 }  // namespace moesim::sweep

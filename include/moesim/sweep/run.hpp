@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "moesim/batch/work_limit.hpp"
+#include "moesim/config/calibration_overlay.hpp"
 #include "moesim/platform/platform.hpp"
 #include "moesim/sweep/result.hpp"
 #include "moesim/sweep/shard.hpp"
@@ -17,6 +18,7 @@ struct SweepOptions {
   int jobs = 0;                        // workers at once; 0: available_cores()
   std::optional<Shard> shard;          // absent: every point
   std::filesystem::path configs_dir;   // empty: found from each base scenario
+  std::vector<config::CalibrationOverlay> calibration_overlays;  // --calibration
   platform::Fidelity fidelity = platform::Fidelity::folded;
   int samples = 1;                     // seeds per point (sweep/samples.hpp)
   // Called in this process as each point finishes (completion order): progress, the journal.

@@ -1,0 +1,42 @@
+#pragma once
+// A calibration overlay: what a user measured on their own cluster (`moesim calibrate`,
+// docs/calibration.md), as overrides of one bundled system, layered over every scenario that runs
+// on that system. It names each key it sets and carries each one's source (the fit); nothing else
+// moves. A scenario's own overrides of the same keys still win: the overlay is a base layer.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "moesim/config/specs.hpp"
+
+namespace moesim::config {
+
+// The version `moesim calibrate` writes and this reader accepts ("moesim_calibration").
+inline constexpr int kCalibrationFormat = 1;
+
+struct CalibrationOverlay {
+  std::filesystem::path file;
+  std::string system;               // the name in configs/systems/ it calibrates
+  nlohmann::json system_overrides;  // {"nccl": {...}, "sources": {...}}: merged like a reference's
+  std::vector<std::string> keys;    // every key it sets, "nccl.nvlink_efficiency", ...
+};
+
+// Reads and checks an overlay; ConfigError naming the file and the JSON path. The overrides are
+// checked against the system they patch (unknown keys, ranges, every key with its source).
+CalibrationOverlay read_calibration_overlay(const std::filesystem::path& file,
+                                            const std::filesystem::path& configs_dir);
+
+// The name a scenario's "system" references (a name, or {"base": name, ...}); "" for neither.
+std::string referenced_system(const nlohmann::json& scenario);
+
+// Patches the scenario's "system" with the overlay for that system, if one is given; returns the
+// overlay applied or nullptr. Two overlays for one system are refused (ConfigError on the second).
+const CalibrationOverlay* apply_calibration(nlohmann::json& scenario, const std::vector<CalibrationOverlay>& overlays);
+
+// configs/systems/<name>.json with overrides merged in (the overlay's, or none).
+SystemSpec load_system_with(const std::string& name, const std::filesystem::path& configs_dir,
+                            const nlohmann::json& overrides);
+
+}  // namespace moesim::config
