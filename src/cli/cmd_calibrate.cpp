@@ -46,13 +46,14 @@ void run_calibrate(const CalibrateOptions& o) {
   }
   const calibrate::NcclCalibration fit = calibrate::fit_nccl_tables(target, tables);
   const std::string overlay = calibrate::overlay_json(fit).dump(2) + "\n";
-  if (!o.output.empty() && o.output != "-") emit(overlay, o.output);
-  if (o.format == "json") {
-    if (o.output.empty() || o.output == "-") emit(overlay, "");
+  if (o.format == "json") {  // to the file, or to stdout without one
+    emit(overlay, o.output);
     return;
   }
+  const bool to_file = !o.output.empty() && o.output != "-";  // "-": the table is stdout already
+  if (to_file) emit(overlay, o.output);
   std::string text = calibrate::calibration_text(fit);
-  text += o.output.empty() ? "\nWrite the overlay with -o FILE; use it with --calibration FILE (run, sweep, search, "
+  text += !to_file ? "\nWrite the overlay with -o FILE; use it with --calibration FILE (run, sweep, search, "
                              "collective, validate).\n"
                            : fmt::format("\nOverlay written to {}; use it with --calibration {}\n", o.output, o.output);
   emit(text, "");

@@ -10,7 +10,6 @@
 #include <string>
 
 #include "commands.hpp"
-#include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
 #include "moesim/driver/collective_request.hpp"
 #include "moesim/platform/simulate_plan.hpp"
@@ -58,16 +57,10 @@ double simulated(const Options& o, const platform::Topology& t, const platform::
 driver::PlannedCollective planned(const Options& o) {
   const auto dir = config::find_configs_dir(std::filesystem::current_path() / "collective", o.configs);
   driver::CollectiveRequest request = o.request;
-  nlohmann::json scenario = {{"system", request.system}};
-  config::apply_calibration(scenario, read_calibrations(o.calibrations, dir));
-  if (!o.calibrations.empty() && !scenario["system"].is_object())
-    throw ConfigError("--calibration", "$",
-                      fmt::format("an overlay for --system {}; {} calibrate{} other systems", request.system,
-                                  fmt::join(o.calibrations, ", "), o.calibrations.size() == 1 ? "s" : ""));
-  if (scenario["system"].is_object()) {
-    request.system_overrides = scenario["system"];
-    request.system_overrides.erase("base");
-  }
+  const auto overlays = read_calibrations(o.calibrations, dir);
+  const config::CalibrationOverlay* overlay = config::overlay_for(request.system, overlays);
+  require_calibrated(o.calibrations, overlay != nullptr, "--system " + request.system);
+  if (overlay) request.system_overrides = overlay->system_overrides;
   try {
     return driver::plan_collective_request(request, dir);
   } catch (const driver::CollectiveOptionError& e) {

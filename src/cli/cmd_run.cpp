@@ -144,7 +144,8 @@ void add_run_command(CLI::App& app) {
     config::InputRecorder recorder;
     lo.calibrations = read_calibrations(a->calibrations, config::find_configs_dir(a->scenario, a->configs));
     const Scenario base = config::load_scenario(a->scenario, lo);
-    require_calibrated(a->calibrations, base);
+    require_calibrated(a->calibrations, !base.calibration.empty(),
+                       fmt::format("the system of {} ({})", base.file, base.system.name));
     driver::RunOptions ro;
     ro.configs_dir = a->configs;
     ro.calibration_overlays = lo.calibrations;

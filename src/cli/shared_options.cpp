@@ -162,11 +162,11 @@ std::vector<config::CalibrationOverlay> read_calibrations(const std::vector<std:
   return overlays;
 }
 
-void require_calibrated(const std::vector<std::string>& files, const Scenario& s) {
-  if (files.empty() || !s.calibration.empty()) return;
+void require_calibrated(const std::vector<std::string>& files, bool applied, const std::string& subject) {
+  if (files.empty() || applied) return;
   throw ConfigError("--calibration", "$",
-                    fmt::format("an overlay for the system of {} ({}); {} calibrate{} other systems", s.file,
-                                s.system.name, fmt::join(files, ", "), files.size() == 1 ? "s" : ""));
+                    fmt::format("an overlay for {}; {} calibrate{} other systems", subject, fmt::join(files, ", "),
+                                files.size() == 1 ? "s" : ""));
 }
 
 }  // namespace moesim::cli

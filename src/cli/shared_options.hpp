@@ -45,9 +45,10 @@ void add_calibration_option(CLI::App* cmd, std::vector<std::string>& files);
 // The overlays read and checked against the systems of `configs_dir`; ConfigError naming the file.
 std::vector<config::CalibrationOverlay> read_calibrations(const std::vector<std::string>& files,
                                                           const std::filesystem::path& configs_dir);
-// For a command about one scenario: ConfigError naming --calibration when overlays were given and
-// none applies to its system (a calibration of another system is a mistake, not a no-op).
-void require_calibrated(const std::vector<std::string>& files, const Scenario& s);
+// For a command about one system: ConfigError naming --calibration when overlays were given and
+// none applied to it (a calibration of another system is a mistake, not a no-op). `subject` names
+// the system in the message ("--system gb300-nvl72").
+void require_calibrated(const std::vector<std::string>& files, bool applied, const std::string& subject);
 
 // Whether the progress of a batch (validate's steps, search's screening, --samples' seeds) is
 // shown: when stderr is a terminal, or with --progress (CI logs); never with -q.

@@ -26,6 +26,18 @@ void collect_keys(const json& overrides, const std::string& prefix, std::vector<
   }
 }
 
+// The name a scenario's "system" references (a name, or {"base": name, ...}); "" for neither.
+std::string referenced_system(const json& scenario) {
+  const auto it = scenario.find("system");
+  if (it == scenario.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object()) {
+    const auto base = it->find("base");
+    if (base != it->end() && base->is_string()) return base->get<std::string>();
+  }
+  return "";
+}
+
 SystemSpec load_system_at(const std::string& name, const ReferenceSite& site, const json& overrides) {
   json ref = overrides;
   ref["base"] = name;
@@ -99,27 +111,21 @@ CalibrationOverlay read_calibration_overlay(const fs::path& file, const fs::path
   return overlay;
 }
 
-std::string referenced_system(const json& scenario) {
-  const auto it = scenario.find("system");
-  if (it == scenario.end()) return "";
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_object()) {
-    const auto base = it->find("base");
-    if (base != it->end() && base->is_string()) return base->get<std::string>();
+const CalibrationOverlay* overlay_for(const std::string& system, const std::vector<CalibrationOverlay>& overlays) {
+  const CalibrationOverlay* chosen = nullptr;
+  for (const CalibrationOverlay& o : overlays) {
+    if (o.system != system) continue;
+    if (chosen)
+      throw ConfigError(o.file.string(), "$.system",
+                        "one overlay per system; " + chosen->file.string() + " calibrates " + system + " already");
+    chosen = &o;
   }
-  return "";
+  return chosen;
 }
 
 const CalibrationOverlay* apply_calibration(json& scenario, const std::vector<CalibrationOverlay>& overlays) {
   const std::string name = referenced_system(scenario);
-  const CalibrationOverlay* chosen = nullptr;
-  for (const CalibrationOverlay& o : overlays) {
-    if (o.system != name) continue;
-    if (chosen)
-      throw ConfigError(o.file.string(), "$.system",
-                        "one overlay per system; " + chosen->file.string() + " calibrates " + name + " already");
-    chosen = &o;
-  }
+  const CalibrationOverlay* chosen = overlay_for(name, overlays);
   if (!chosen) return nullptr;
   json layered = chosen->system_overrides;
   layered["base"] = name;

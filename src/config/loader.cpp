@@ -75,13 +75,14 @@ Scenario load_scenario_json(const json& scenario, const std::string& label, cons
   context.configs_dir = options.configs_dir.empty() ? find_configs_dir(label) : options.configs_dir;
   Scenario s;
   const CalibrationOverlay* calibration = nullptr;
-  if (options.calibrations.empty()) {
-    parse_document(scenario, context, [&](Reader& r) { describe_scenario(r, s); });
-  } else {
-    json calibrated = scenario;
+  const json* document = &scenario;
+  json calibrated;  // a copy only when there is an overlay to layer in
+  if (!options.calibrations.empty()) {
+    calibrated = scenario;
     calibration = apply_calibration(calibrated, options.calibrations);
-    parse_document(calibrated, context, [&](Reader& r) { describe_scenario(r, s); });
+    document = &calibrated;
   }
+  parse_document(*document, context, [&](Reader& r) { describe_scenario(r, s); });
   s.file = label;
   if (calibration) s.calibration = calibration->file.string();
   return s;

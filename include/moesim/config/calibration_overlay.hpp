@@ -28,11 +28,12 @@ struct CalibrationOverlay {
 CalibrationOverlay read_calibration_overlay(const std::filesystem::path& file,
                                             const std::filesystem::path& configs_dir);
 
-// The name a scenario's "system" references (a name, or {"base": name, ...}); "" for neither.
-std::string referenced_system(const nlohmann::json& scenario);
+// The overlay of the system named `system` (a name in configs/systems/), or nullptr. Two
+// overlays for one system are refused (ConfigError on the second).
+const CalibrationOverlay* overlay_for(const std::string& system, const std::vector<CalibrationOverlay>& overlays);
 
 // Patches the scenario's "system" with the overlay for that system, if one is given; returns the
-// overlay applied or nullptr. Two overlays for one system are refused (ConfigError on the second).
+// overlay applied or nullptr (overlay_for's choice).
 const CalibrationOverlay* apply_calibration(nlohmann::json& scenario, const std::vector<CalibrationOverlay>& overlays);
 
 // configs/systems/<name>.json with overrides merged in (the overlay's, or none).
