@@ -1,6 +1,7 @@
-// moesim calibrate: what a user measured on their own cluster (nccl-tests tables), fitted into the
-// system's NCCL parameters and written as an overlay that --calibration layers over the bundled
-// system (src/calibrate, docs/calibration.md).
+// moesim calibrate: what a user measured on their own cluster (nccl-tests tables, DeepEP's and
+// HybridEP's benchmark outputs), fitted into the system's NCCL parameters and the dispatchers'
+// kernel rates and written as an overlay that --calibration layers over the bundled system
+// (src/calibrate, docs/calibration.md).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 
 #include "command_files.hpp"
 #include "commands.hpp"
+#include "moesim/calibrate/dispatcher_fit.hpp"
 #include "moesim/calibrate/nccl_fit.hpp"
 #include "moesim/calibrate/nccl_tests.hpp"
 #include "moesim/config/error.hpp"
@@ -23,6 +25,8 @@ namespace {
 struct CalibrateOptions {
   std::vector<std::string> inputs;
   calibrate::NcclTestsHints hints;
+  calibrate::DispatcherTestsHints dispatcher_hints;
+  std::string kernels;
   calibrate::CalibrationTarget target;
   std::string configs, output, format = "text";
 };
@@ -35,16 +39,27 @@ void run_calibrate(const CalibrateOptions& o) {
   files.output(o.output, "--output");
   files.refuse_clashes();
 
-  std::vector<calibrate::NcclTestsTable> tables;
+  std::vector<calibrate::NcclTestsTable> nccl_tables;
+  std::vector<calibrate::DispatcherTestsOutput> dispatcher_outputs;
   for (const std::string& in : o.inputs) {
     const std::string text = config::read_text_file(in);
-    if (!calibrate::looks_like_nccl_tests(text))
+    if (calibrate::looks_like_nccl_tests(text)) {
+      nccl_tables.push_back(calibrate::parse_nccl_tests(text, in, o.hints));
+    } else if (!calibrate::dispatcher_tool_of(text).empty()) {
+      calibrate::DispatcherTestsHints hints = o.dispatcher_hints;
+      hints.ranks = o.hints.ranks;
+      dispatcher_outputs.push_back(calibrate::parse_dispatcher_tests(text, in, hints));
+    } else {
       throw ConfigError(in, "line 1",
                         "nccl-tests output (its banner \"# Collective test starting:\" or its column header \"#  size  "
-                        "count  type ...\"); DeepEP, HybridEP and kernel tables are not read yet");
-    tables.push_back(calibrate::parse_nccl_tests(text, in, o.hints));
+                        "count  type ...\"), DeepEP's test output (\"[tuning] Best dispatch ...\") or HybridEP's "
+                        "(\"=== Kernel Benchmark (FP8, 32 ranks) ===\"); kernel timing tables are not read yet");
+    }
   }
-  const calibrate::NcclCalibration fit = calibrate::fit_nccl_tables(target, tables);
+  std::vector<calibrate::MeasuredTable> tables = calibrate::nccl_measured_tables(target, nccl_tables);
+  for (calibrate::MeasuredTable& t : calibrate::dispatcher_measured_tables(target, dispatcher_outputs, o.kernels))
+    tables.push_back(std::move(t));
+  const calibrate::Calibration fit = calibrate::fit_tables(target.system, tables);
   const std::string overlay = calibrate::overlay_json(fit).dump(2) + "\n";
   if (o.format == "json") {  // to the file, or to stdout without one
     emit(overlay, o.output);
@@ -63,11 +78,13 @@ void run_calibrate(const CalibrateOptions& o) {
 
 void add_calibrate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "calibrate", "Fit a system's NCCL parameters to nccl-tests outputs measured on it and write a calibration "
-                   "overlay for --calibration (docs/calibration.md)");
+      "calibrate", "Fit a system's NCCL parameters and its dispatchers' kernel rates to nccl-tests, DeepEP and "
+                   "HybridEP outputs measured on it and write a calibration overlay for --calibration "
+                   "(docs/calibration.md)");
   auto o = std::make_shared<CalibrateOptions>();
-  cmd->add_option("inputs", o->inputs, "nccl-tests outputs (all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
-                                       "alltoall_perf, sendrecv_perf), as printed")
+  cmd->add_option("inputs", o->inputs, "outputs as printed: nccl-tests (all_reduce_perf, all_gather_perf, "
+                                       "reduce_scatter_perf, alltoall_perf, sendrecv_perf), DeepEP's test_intranode.py "
+                                       "and test_internode.py, HybridEP's test_hybrid_ep.py")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--system", o->target.system, "the system in configs/systems/ they were measured on")->required();
@@ -76,13 +93,30 @@ void add_calibrate_command(CLI::App& app) {
                   "the collective, for outputs without nccl-tests' banner (all-reduce, all-gather, reduce-scatter, "
                   "all-to-all, send-recv)")
       ->check(CLI::IsMember({"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "send-recv"}));
-  cmd->add_option("--ranks", o->hints.ranks, "ranks of the runs, for outputs that do not list every rank")
+  cmd->add_option("--ranks", o->hints.ranks,
+                  "ranks of the runs, for outputs that do not list every rank (DeepEP's tests: always)")
       ->check(CLI::Range(2, driver::kMaxCollectiveCount));
   cmd->add_option("--algo", o->hints.algo, "NCCL_ALGO the runs forced, when NCCL's log is not in the output")
       ->check(CLI::IsMember(driver::forceable_algorithm_names()));
   cmd->add_option("--gpus-per-domain", o->target.gpus_per_domain,
                   "GPUs the runs used per NVLink domain (0: whole domains), as `moesim collective` takes it")
       ->check(CLI::Range(0, driver::kMaxCollectiveCount));
+  cmd->add_option("--kernels", o->kernels,
+                  "the file of configs/dispatchers/ the DeepEP or HybridEP outputs calibrate (default: deepep, "
+                  "hybridep)");
+  auto& d = o->dispatcher_hints;
+  cmd->add_option("--experts", d.experts, "experts of the DeepEP or HybridEP runs (default: the tests' own, 256 for "
+                                          "DeepEP, 8 per rank for HybridEP)")
+      ->check(CLI::Range(1, driver::kMaxCollectiveCount));
+  cmd->add_option("--sms", d.sms, "SMs of the HybridEP runs (NUM_SMS_DISPATCH; default: the library's, 24 in one "
+                                  "NVLink domain, 8 across); DeepEP prints its own")
+      ->check(CLI::Range(1, driver::kMaxCollectiveCount));
+  cmd->add_option("--tokens", d.tokens, "tokens per rank of the HybridEP runs (NUM_TOKENS_PER_RANK; default 4096)")
+      ->check(CLI::Range(1, driver::kMaxCollectiveCount));
+  cmd->add_option("--hidden", d.hidden, "hidden size of the HybridEP runs (HIDDEN_DIM; default 7168)")
+      ->check(CLI::Range(1, driver::kMaxCollectiveCount));
+  cmd->add_option("--topk", d.topk, "top-k of the HybridEP runs (TOPK; default 8)")
+      ->check(CLI::Range(1, driver::kMaxCollectiveCount));
   cmd->add_option("-o,--output", o->output, "the overlay to write (JSON)");
   cmd->add_option("--format", o->format, "text (the residual tables) or json (the overlay, on stdout without -o)")
       ->check(CLI::IsMember({"text", "json"}))

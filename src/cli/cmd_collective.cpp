@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -53,19 +54,43 @@ double simulated(const Options& o, const platform::Topology& t, const platform::
                                          o.fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded);
 }
 
-// The request planned; an option it refuses is the command line's usage error (exit 2).
-driver::PlannedCollective planned(const Options& o) {
+// The request planned (with --calibration's overlay) and, when an overlay applies, planned on
+// the bundled system too, for the before/after; an option it refuses is the command line's usage
+// error (exit 2).
+struct Planned {
+  driver::PlannedCollective request;
+  std::optional<driver::PlannedCollective> bundled;
+  std::string overlay_file;
+};
+
+Planned planned(const Options& o) {
   const auto dir = config::find_configs_dir(std::filesystem::current_path() / "collective", o.configs);
   driver::CollectiveRequest request = o.request;
   const auto overlays = read_calibrations(o.calibrations, dir);
   const config::CalibrationOverlay* overlay = config::overlay_for(request.system, overlays);
   require_calibrated(o.calibrations, overlay != nullptr, "--system " + request.system);
-  if (overlay) request.system_overrides = overlay->system_overrides;
+  if (overlay) {
+    request.system_overrides = overlay->system_overrides;
+    // --kernels names the dispatcher file; the overlay patches it if it calibrates that file.
+    nlohmann::json own = nlohmann::json::object();
+    if (!request.kernels.empty() && request.dispatcher != "alltoall")
+      own[request.dispatcher] = request.kernels;
+    request.stack_overrides = config::calibrated_stack_overrides(*overlay, request.stack, own, dir);
+  }
   try {
-    return driver::plan_collective_request(request, dir);
+    Planned p{driver::plan_collective_request(request, dir), std::nullopt, overlay ? overlay->file.string() : ""};
+    if (overlay) p.bundled = driver::plan_collective_request(o.request, dir);
+    return p;
   } catch (const driver::CollectiveOptionError& e) {
     throw CLI::ValidationError(e.option(), e.what());
   }
+}
+
+// "; bundled 383.9 us (+7.3 %)": the calibration's effect on a closed-form time.
+std::string bundled_note(const Planned& p, double calibrated_s, double bundled_s) {
+  if (!p.bundled) return "";
+  return fmt::format("; bundled system {:.1f} us, calibrated {:+.1f} %", bundled_s * 1e6,
+                     (calibrated_s / bundled_s - 1) * 100);
 }
 
 std::string ep_exchange_text(const driver::CollectiveRequest& o, const driver::PlannedCollective& planned,
@@ -96,7 +121,8 @@ std::string ep_exchange_text(const driver::CollectiveRequest& o, const driver::P
 
 void run(const Options& options) {
   const driver::CollectiveRequest& o = options.request;
-  const driver::PlannedCollective planned_request = planned(options);
+  const Planned planned_both = planned(options);
+  const driver::PlannedCollective& planned_request = planned_both.request;
   const platform::Topology& t = planned_request.topology;
   const platform::Group& g = planned_request.group;
   const platform::GroupPlacement& where = planned_request.placement;
@@ -110,13 +136,16 @@ void run(const Options& options) {
     const double sim = simulated(options, t, g, p.load);
     const double secs = sim >= 0 ? sim : p.seconds;
     const double nvl_bw = p.logical_nvlink_bytes / secs, rdma_bw = p.logical_rdma_bytes / secs;
+    const double bundled_s = planned_both.bundled ? planned_both.bundled->exchange_plan.seconds : 0;
     text += ep_exchange_text(o, planned_request, placed, secs,
-                             sim >= 0 ? options.fidelity + " simulation" : "closed form");
+                             (sim >= 0 ? options.fidelity + " simulation" : "closed form") +
+                                 bundled_note(planned_both, p.seconds, bundled_s));
     rows.push_back({{"op", o.op}, {"dispatcher", o.dispatcher}, {"ranks", o.ranks},
                     {"domains", where.domains_spanned}, {"seconds", secs}, {"closed_form_seconds", p.seconds},
                     {"copies_per_token", p.copies_per_token}, {"domains_per_token", p.domains_per_token},
                     {"nvlink_bytes", p.load.nvlink_bytes}, {"nic_bytes", p.load.nic_bytes},
                     {"nvl_gbytes_per_s", nvl_bw / 1e9}, {"rdma_gbytes_per_s", rdma_bw / 1e9}});
+    if (planned_both.bundled) rows.back()["bundled_closed_form_seconds"] = bundled_s;
   } else {
     const platform::CollectiveKind kind = planned_request.kind;
     text += fmt::format("{} on {}: {}\n  {:>14}{:>10}{:>8}{:>5}{:>13}{:>12}{:>12}\n", o.op, planned_request.system.name,
@@ -127,12 +156,16 @@ void run(const Options& options) {
       const double sim = simulated(options, t, g, p.load);
       const double secs = sim >= 0 ? sim : p.seconds;
       const double busbw = platform::bus_bytes_per_s(kind, o.ranks, bytes, secs);
-      text += fmt::format("  {:>14.0f}{:>10}{:>8}{:>5}{:>13.1f}{:>12.2f}{:>12.2f}\n", size, to_string(p.algorithm),
-                          to_string(p.protocol), p.channels, secs * 1e6, size / secs / 1e9, busbw / 1e9);
+      const double bundled_s = planned_both.bundled ? planned_both.bundled->plans[i].seconds : 0;
+      const std::string note = bundled_note(planned_both, p.seconds, bundled_s);
+      text += fmt::format("  {:>14.0f}{:>10}{:>8}{:>5}{:>13.1f}{:>12.2f}{:>12.2f}{}\n", size, to_string(p.algorithm),
+                          to_string(p.protocol), p.channels, secs * 1e6, size / secs / 1e9, busbw / 1e9,
+                          note.empty() ? "" : "  (" + note.substr(2) + ")");
       rows.push_back({{"op", o.op}, {"ranks", o.ranks}, {"domains", where.domains_spanned}, {"size", size},
                       {"algorithm", to_string(p.algorithm)}, {"protocol", to_string(p.protocol)},
                       {"channels", p.channels}, {"seconds", secs}, {"closed_form_seconds", p.seconds},
                       {"algbw_gbytes_per_s", size / secs / 1e9}, {"busbw_gbytes_per_s", busbw / 1e9}});
+      if (planned_both.bundled) rows.back()["bundled_closed_form_seconds"] = bundled_s;
     }
   }
   emit(options.format == "json" ? rows.dump(2) + "\n" : text, "");

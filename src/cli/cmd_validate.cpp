@@ -84,6 +84,11 @@ void add_validate_command(CLI::App& app) {
     if (a->format == "markdown") text = driver::validation_markdown(v);
     else if (a->format == "json") text = driver::validation_json(v).dump(2) + "\n";
     else text = driver::validation_text(v, a->explain);
+    if (!a->calibrations.empty() && a->format == "table") {  // before and after (issue 41): the bundled run too
+      driver::RunOptions bundled = ro;
+      bundled.calibration_overlays.clear();
+      text += driver::calibration_effect_text(driver::validate(inputs, bundled), v, a->calibrations);
+    }
     emit(text, a->output);
     // One line per failing row, each whole: joined into one error they were cut at the message
     // cap (2,000 characters), hiding the last rows; each quoted id is bounded instead.

@@ -16,19 +16,43 @@ using nlohmann::json;
 
 namespace {
 
-// Every leaf an override object sets, dotted ("nccl.nvlink_efficiency"), its sources left out.
-void collect_keys(const json& overrides, const std::string& prefix, std::vector<std::string>& out) {
-  for (const auto& [name, value] : overrides.items()) {
-    if (prefix.empty() && name == "sources") continue;
+// Every leaf an override layer sets, dotted under `prefix` ("nccl.nvlink_efficiency"); the
+// layer's own "sources" are not keys it sets.
+void collect_keys(const json& layer, const std::string& prefix, std::vector<std::string>& out, bool root = true) {
+  for (const auto& [name, value] : layer.items()) {
+    if (root && name == "sources") continue;
     const std::string key = prefix.empty() ? name : prefix + "." + name;
-    if (value.is_object()) collect_keys(value, key, out);
+    if (value.is_object()) collect_keys(value, key, out, false);
     else out.push_back(key);
   }
 }
 
-// The name a scenario's "system" references (a name, or {"base": name, ...}); "" for neither.
-std::string referenced_system(const json& scenario) {
-  const auto it = scenario.find("system");
+// configs/<kind>/<name>.json with `overrides` merged in, checked at `site` (errors name it).
+template <class Spec, class Describe>
+Spec load_at(const std::string& kind, const std::string& name, const ReferenceSite& site, const json& overrides,
+             Describe describe) {
+  json ref = overrides;
+  ref["base"] = name;
+  Spec spec;
+  std::string resolved;
+  resolve_reference(ref, kind, site, [&](Reader& r) { describe(r, spec); }, resolved);
+  return spec;
+}
+
+template <class Spec, class Describe>
+Spec load_with(const std::string& kind, const std::string& name, const fs::path& configs_dir, const json& overrides,
+               Describe describe) {
+  const ReferenceSite site{(configs_dir / kind / (name + ".json")).string(), "$", configs_dir, false};
+  return load_at<Spec>(kind, name, site, overrides, describe);
+}
+
+// The stack slots that name a dispatcher file (StackSpec::deepep_name, hybridep_name).
+constexpr const char* kDispatcherSlots[] = {"deepep", "hybridep"};
+
+}  // namespace
+
+std::string referenced_name(const json& scenario, const char* kind) {
+  const auto it = scenario.find(kind);
   if (it == scenario.end()) return "";
   if (it->is_string()) return it->get<std::string>();
   if (it->is_object()) {
@@ -38,21 +62,14 @@ std::string referenced_system(const json& scenario) {
   return "";
 }
 
-SystemSpec load_system_at(const std::string& name, const ReferenceSite& site, const json& overrides) {
-  json ref = overrides;
-  ref["base"] = name;
-  SystemSpec spec;
-  std::string resolved;
-  resolve_reference(ref, "systems", site, [&](Reader& r) { describe_system(r, spec); }, resolved);
-  return spec;
-}
-
-}  // namespace
-
 SystemSpec load_system_with(const std::string& name, const fs::path& configs_dir, const json& overrides) {
   if (overrides.empty()) return load_system(name, configs_dir);
-  const ReferenceSite site{(configs_dir / "systems" / (name + ".json")).string(), "$", configs_dir, false};
-  return load_system_at(name, site, overrides);
+  return load_with<SystemSpec>("systems", name, configs_dir, overrides, describe_system);
+}
+
+StackSpec load_stack_with(const std::string& name, const fs::path& configs_dir, const json& overrides) {
+  if (overrides.empty()) return load_stack(name, configs_dir);
+  return load_with<StackSpec>("stacks", name, configs_dir, overrides, describe_stack);
 }
 
 CalibrationOverlay read_calibration_overlay(const fs::path& file, const fs::path& configs_dir) {
@@ -87,27 +104,46 @@ CalibrationOverlay read_calibration_overlay(const fs::path& file, const fs::path
   const auto overrides = doc.find("overrides");
   if (overrides == doc.end() || !overrides->is_object())
     throw ConfigError(label, "$.overrides",
-                      "an object {\"system\": {...}} of the keys the overlay sets" +
+                      "an object {\"system\": {...}, \"dispatchers\": {...}} of the keys the overlay sets" +
                           (overrides == doc.end() ? std::string(" (required key missing)")
                                                   : "; got " + describe_json_value(*overrides)));
   for (const auto& [name, value] : overrides->items())
-    if (name != "system") throw ConfigError(label, child_path("$.overrides", name), "system (the only layer an overlay sets)");
-  const auto system_overrides = overrides->find("system");
-  if (system_overrides == overrides->end() || !system_overrides->is_object() || system_overrides->contains("base"))
-    throw ConfigError(label, "$.overrides.system",
-                      "an object of system keys and their \"sources\", without \"base\" (the overlay's \"system\" "
-                      "names the file)");
+    if (name != "system" && name != "dispatchers")
+      throw ConfigError(label, child_path("$.overrides", name),
+                        "system or dispatchers (the layers an overlay sets; unknown key)");
 
   CalibrationOverlay overlay;
   overlay.file = file;
   overlay.system = system->get<std::string>();
-  overlay.system_overrides = *system_overrides;
-  collect_keys(overlay.system_overrides, "", overlay.keys);
-  if (overlay.keys.empty()) throw ConfigError(label, "$.overrides.system", "at least one calibrated key");
-  // The system must exist and the overrides must be valid over it, each with its source.
   config_file("systems", overlay.system, configs_dir, label, "$.system");
-  load_system_at(overlay.system, ReferenceSite{label, "$.overrides.system", configs_dir, true},
-                 overlay.system_overrides);
+  // Each layer must be valid over the file it patches, each key with its source.
+  if (const auto layer = overrides->find("system"); layer != overrides->end()) {
+    if (!layer->is_object() || layer->contains("base"))
+      throw ConfigError(label, "$.overrides.system",
+                        "an object of system keys and their \"sources\", without \"base\" (the overlay's \"system\" "
+                        "names the file)");
+    overlay.system_overrides = *layer;
+    collect_keys(overlay.system_overrides, "", overlay.keys);
+    load_at<SystemSpec>("systems", overlay.system, ReferenceSite{label, "$.overrides.system", configs_dir, true},
+                        overlay.system_overrides, describe_system);
+  }
+  if (const auto layer = overrides->find("dispatchers"); layer != overrides->end()) {
+    if (!layer->is_object())
+      throw ConfigError(label, "$.overrides.dispatchers",
+                        "an object {<name in configs/dispatchers/>: {...keys and their \"sources\"}}; got " +
+                            describe_json_value(*layer));
+    for (const auto& [name, keys] : layer->items()) {
+      const std::string path = child_path("$.overrides.dispatchers", name);
+      config_file("dispatchers", name, configs_dir, label, path);
+      if (!keys.is_object() || keys.contains("base"))
+        throw ConfigError(label, path, "an object of dispatcher keys and their \"sources\", without \"base\"");
+      collect_keys(keys, "dispatchers." + name, overlay.keys);
+      load_at<EpDispatcherSpec>("dispatchers", name, ReferenceSite{label, path, configs_dir, true}, keys,
+                                describe_dispatcher);
+      overlay.dispatcher_overrides[name] = keys;
+    }
+  }
+  if (overlay.keys.empty()) throw ConfigError(label, "$.overrides", "at least one calibrated key");
   return overlay;
 }
 
@@ -123,19 +159,56 @@ const CalibrationOverlay* overlay_for(const std::string& system, const std::vect
   return chosen;
 }
 
-const CalibrationOverlay* apply_calibration(json& scenario, const std::vector<CalibrationOverlay>& overlays) {
-  const std::string name = referenced_system(scenario);
+json calibrated_stack_overrides(const CalibrationOverlay& overlay, const std::string& stack, const json& own,
+                                const fs::path& configs_dir) {
+  json out = own.is_object() ? own : json::object();
+  if (overlay.dispatcher_overrides.empty()) return out;
+  StackSpec spec;
+  try {
+    spec = load_stack_with(stack, configs_dir, out);  // the dispatchers as the scenario names them
+  } catch (const ConfigError&) {
+    return out;  // the scenario's own overrides are wrong: its own reading says where
+  }
+  for (const char* slot : kDispatcherSlots) {
+    const std::string& name = std::string(slot) == "deepep" ? spec.deepep_name : spec.hybridep_name;
+    const auto calibrated = overlay.dispatcher_overrides.find(name);
+    if (calibrated == overlay.dispatcher_overrides.end()) continue;
+    json layered = calibrated->second;
+    layered["base"] = name;
+    if (const auto mine = out.find(slot); mine != out.end() && mine->is_object()) {  // the scenario's own win
+      json patch = *mine;
+      patch.erase("base");
+      layered = merge_overrides(layered, patch);
+    }
+    out[slot] = layered;
+  }
+  return out;
+}
+
+const CalibrationOverlay* apply_calibration(json& scenario, const std::vector<CalibrationOverlay>& overlays,
+                                            const fs::path& configs_dir) {
+  const std::string name = referenced_name(scenario, "system");
   const CalibrationOverlay* chosen = overlay_for(name, overlays);
   if (!chosen) return nullptr;
-  json layered = chosen->system_overrides;
-  layered["base"] = name;
-  json& ref = scenario["system"];
-  if (ref.is_object()) {  // the scenario's own overrides win over the overlay's
-    json own = ref;
+  // A reference as overrides of its base: the overlay's layer under the scenario's own keys.
+  const auto own_overrides = [](const json& ref) {
+    json own = ref.is_object() ? ref : json::object();
     own.erase("base");
-    layered = merge_overrides(layered, own);
+    return own;
+  };
+  if (!chosen->system_overrides.empty()) {
+    json& ref = scenario["system"];
+    json layered = merge_overrides(chosen->system_overrides, own_overrides(ref));
+    layered["base"] = name;
+    ref = layered;
   }
-  ref = layered;
+  const std::string stack = referenced_name(scenario, "stack");
+  if (!chosen->dispatcher_overrides.empty() && !stack.empty()) {
+    json& ref = scenario["stack"];
+    json layered = calibrated_stack_overrides(*chosen, stack, own_overrides(ref), configs_dir);
+    layered["base"] = stack;
+    ref = layered;
+  }
   return chosen;
 }
 

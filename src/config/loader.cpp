@@ -1,6 +1,8 @@
 // The public entry points of the configuration layer (moesim/config/loader.hpp).
 #include "moesim/config/loader.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 
 #include "parsing_reader.hpp"
@@ -77,9 +79,22 @@ Scenario load_scenario_json(const json& scenario, const std::string& label, cons
   const CalibrationOverlay* calibration = nullptr;
   const json* document = &scenario;
   json calibrated;  // a copy only when there is an overlay to layer in
-  if (!options.calibrations.empty()) {
+  std::vector<CalibrationOverlay> overlays = options.calibrations;
+  // The scenario's own "calibration" (a path from its folder) unless the command line gives one
+  // for the same system: what the user asks for now wins over what the file was written with.
+  if (const auto own = scenario.find("calibration"); own != scenario.end() && own->is_string()) {
+    fs::path file = own->get<std::string>();
+    if (file.is_relative()) file = fs::path(label).parent_path() / file;
+    CalibrationOverlay overlay = read_calibration_overlay(file, context.configs_dir);
+    if (const std::string system = referenced_name(scenario, "system"); overlay.system != system)
+      throw ConfigError(label, "$.calibration",
+                        fmt::format("an overlay of the scenario's system {}; {} calibrates {}", system, file.string(),
+                                    overlay.system));
+    if (!overlay_for(overlay.system, overlays)) overlays.push_back(std::move(overlay));
+  }
+  if (!overlays.empty()) {
     calibrated = scenario;
-    calibration = apply_calibration(calibrated, options.calibrations);
+    calibration = apply_calibration(calibrated, overlays, context.configs_dir);
     document = &calibrated;
   }
   parse_document(*document, context, [&](Reader& r) { describe_scenario(r, s); });

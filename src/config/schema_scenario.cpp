@@ -139,6 +139,11 @@ void describe_scenario(Reader& r, Scenario& s) {
   if (r.object(key("published", "a measured result this scenario reproduces; absent = none").optional(),
                [&](Reader& x) { describe_published(x, published); }))
     s.published = published;
+  std::string calibration;  // applied by the loader before this reading (loader.cpp)
+  r.text(key("calibration", "an overlay written by moesim calibrate (a path from the scenario's folder), layered "
+                            "over the system when the scenario runs on the system it calibrates; --calibration for "
+                            "the same system replaces it; absent = none").optional(),
+         calibration);
   std::string comment;  // for readers of the file only
   r.text(key("comment", "what the scenario shows, for its readers (not simulated)").optional().may_be_empty(), comment);
 

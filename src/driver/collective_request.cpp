@@ -85,8 +85,9 @@ void check_member(const char* option, const std::string& value, const std::vecto
 }
 
 void plan_ep_exchange(const CollectiveRequest& o, const std::filesystem::path& configs_dir, PlannedCollective& p) {
-  StackSpec stack = config::load_stack(o.stack, configs_dir);
-  if (!o.kernels.empty())
+  StackSpec stack = config::load_stack_with(o.stack, configs_dir, o.stack_overrides);
+  const char* slot = o.dispatcher == "hybridep" ? "hybridep" : "deepep";
+  if (!o.kernels.empty() && !o.stack_overrides.contains(slot))  // (a calibrated slot names its file already)
     (o.dispatcher == "hybridep" ? stack.hybridep : stack.deepep) = config::load_dispatcher(o.kernels, configs_dir);
   RecipeSpec recipe;
   recipe.dispatcher = o.dispatcher;

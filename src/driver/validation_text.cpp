@@ -128,4 +128,34 @@ nlohmann::ordered_json validation_json(const Validation& v) {
   return out;
 }
 
+std::string calibration_effect_text(const Validation& bundled, const Validation& calibrated,
+                                   const std::vector<std::string>& overlays) {
+  std::string text = fmt::format("\nCalibrated by {}: each row it moves, before and after\n", fmt::join(overlays, ", "));
+  text += fmt::format("{:<28}{:>11}{:>11}{:>9}{:>12}{:>9}\n", "run", "published", "bundled", "error", "calibrated",
+                      "error");
+  int moved = 0;
+  const auto rows = [](const Validation& v) {
+    std::vector<const ValidationRow*> all;
+    for (const auto& r : v.runs) all.push_back(&r);
+    for (const auto& r : v.framework_runs) all.push_back(&r);
+    return all;
+  };
+  const std::vector<const ValidationRow*> before = rows(bundled), after = rows(calibrated);
+  for (std::size_t i = 0; i < before.size() && i < after.size(); ++i) {
+    const ValidationRow& b = *before[i];
+    const ValidationRow& a = *after[i];
+    if (b.simulated_tflops == a.simulated_tflops) continue;
+    ++moved;
+    text += fmt::format("{:<28}{:>11.1f}{:>11.1f}{:>8.1f}%{:>12.1f}{:>8.1f}%\n", a.published.id,
+                        a.published.tflops_per_gpu > 0 ? a.published.tflops_per_gpu : a.published.tokens_per_s_per_gpu,
+                        b.simulated_tflops, 100 * b.relative_error, a.simulated_tflops, 100 * a.relative_error);
+  }
+  if (moved == 0) text += "  no row moved: none runs on a calibrated system, or the keys it sets do not bind there\n";
+  text += fmt::format("predicted rows inside +-{:.0f} %: {} of {} bundled, {} calibrated; mean |error| {:.1f} % -> "
+                      "{:.1f} %\n",
+                      100 * kValidationTolerance, bundled.predicted_inside(), bundled.predicted(),
+                      calibrated.predicted_inside(), 100 * bundled.mean_abs_error(), 100 * calibrated.mean_abs_error());
+  return text;
+}
+
 }  // namespace moesim::driver

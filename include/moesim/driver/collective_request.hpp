@@ -42,6 +42,9 @@ struct CollectiveRequest {
   // Keys of the system replaced before planning: a calibration overlay's (--calibration), or the
   // values `moesim calibrate` tries while it fits. Empty: the bundled system.
   nlohmann::json system_overrides = nlohmann::json::object();
+  // Keys of the stack replaced likewise: its dispatchers as an overlay calibrates them
+  // ({"deepep": {"base": "deepep", "dispatch": {...}}}), or as the fit tries them.
+  nlohmann::json stack_overrides = nlohmann::json::object();
 
   bool ep_op() const { return op == "ep-dispatch" || op == "ep-combine"; }
 };

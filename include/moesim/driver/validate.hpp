@@ -136,6 +136,11 @@ struct Validation {
   bool all_predicted_inside() const { return predicted_inside() == predicted(); }
 };
 
+// The rows a calibration moves (the same validation without and with --calibration's overlays):
+// published, bundled and calibrated values and errors, and both summaries.
+std::string calibration_effect_text(const Validation& bundled, const Validation& calibrated,
+                                    const std::vector<std::string>& overlays);
+
 // The *.json files of `published_dir`, sorted by name.
 std::vector<std::filesystem::path> published_scenarios(const std::filesystem::path& published_dir);
 
