@@ -183,18 +183,26 @@ Calibration fit_tables(const std::string& system, const std::vector<MeasuredTabl
 ordered_json overlay_json(const Calibration& c) {
   ordered_json layers = ordered_json::object(), fits = ordered_json::array();
   for (const FittedParameter& p : c.parameters) {
-    ordered_json& layer = layers[p.layer == "system" ? std::string("system") : p.layer];
+    ordered_json& layer = layers[p.layer];
     set_dotted(layer, p.layer_key, ordered_json(p.fitted));
-    layer["sources"][p.layer_key] =
+    // A key of the system's GPU sits in a reference of its own, with its own sources.
+    const bool gpu = p.layer == "system" && p.layer_key.rfind("gpu.", 0) == 0;
+    (gpu ? layer["gpu"] : layer)["sources"][gpu ? p.layer_key.substr(4) : p.layer_key] =
         fmt::format("moesim calibrate: least squares over {} ({} measured rows move it); the bundled value was {:.6g}",
                     fmt::join(p.files, ", "), p.informing_sizes, p.bundled);
   }
-  // "dispatchers.deepep" -> {"dispatchers": {"deepep": ...}}; sources stay last in each layer.
+  // Sources last in each object that has them.
+  const auto sources_last = [](ordered_json& object) {
+    if (!object.contains("sources")) return;
+    ordered_json sources = object["sources"];
+    object.erase("sources");
+    object["sources"] = sources;
+  };
+  // "dispatchers.deepep" -> {"dispatchers": {"deepep": ...}}.
   ordered_json overrides = ordered_json::object();
   for (auto& [name, layer] : layers.items()) {
-    ordered_json sources = layer["sources"];
-    layer.erase("sources");
-    layer["sources"] = sources;
+    if (layer.contains("gpu")) sources_last(layer["gpu"]);
+    sources_last(layer);
     set_dotted(overrides, name, layer);
   }
   for (const TableFit& t : c.tables) {

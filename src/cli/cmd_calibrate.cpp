@@ -12,6 +12,7 @@
 #include "command_files.hpp"
 #include "commands.hpp"
 #include "moesim/calibrate/dispatcher_fit.hpp"
+#include "moesim/calibrate/kernel_fit.hpp"
 #include "moesim/calibrate/nccl_fit.hpp"
 #include "moesim/calibrate/nccl_tests.hpp"
 #include "moesim/config/error.hpp"
@@ -41,6 +42,7 @@ void run_calibrate(const CalibrateOptions& o) {
 
   std::vector<calibrate::NcclTestsTable> nccl_tables;
   std::vector<calibrate::DispatcherTestsOutput> dispatcher_outputs;
+  std::vector<calibrate::KernelTable> kernel_tables;
   for (const std::string& in : o.inputs) {
     const std::string text = config::read_text_file(in);
     if (calibrate::looks_like_nccl_tests(text)) {
@@ -49,15 +51,20 @@ void run_calibrate(const CalibrateOptions& o) {
       calibrate::DispatcherTestsHints hints = o.dispatcher_hints;
       hints.ranks = o.hints.ranks;
       dispatcher_outputs.push_back(calibrate::parse_dispatcher_tests(text, in, hints));
+    } else if (calibrate::looks_like_kernel_table(text)) {
+      kernel_tables.push_back(calibrate::parse_kernel_table(text, in));
     } else {
       throw ConfigError(in, "line 1",
                         "nccl-tests output (its banner \"# Collective test starting:\" or its column header \"#  size  "
                         "count  type ...\"), DeepEP's test output (\"[tuning] Best dispatch ...\") or HybridEP's "
-                        "(\"=== Kernel Benchmark (FP8, 32 ranks) ===\"); kernel timing tables are not read yet");
+                        "(\"=== Kernel Benchmark (FP8, 32 ranks) ===\") or a kernel timing table (a CSV header with op and time_us "
+                        "columns: docs/calibration.md)");
     }
   }
   std::vector<calibrate::MeasuredTable> tables = calibrate::nccl_measured_tables(target, nccl_tables);
   for (calibrate::MeasuredTable& t : calibrate::dispatcher_measured_tables(target, dispatcher_outputs, o.kernels))
+    tables.push_back(std::move(t));
+  for (calibrate::MeasuredTable& t : calibrate::kernel_measured_tables(target, kernel_tables))
     tables.push_back(std::move(t));
   const calibrate::Calibration fit = calibrate::fit_tables(target.system, tables);
   const std::string overlay = calibrate::overlay_json(fit).dump(2) + "\n";
@@ -78,13 +85,14 @@ void run_calibrate(const CalibrateOptions& o) {
 
 void add_calibrate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "calibrate", "Fit a system's NCCL parameters and its dispatchers' kernel rates to nccl-tests, DeepEP and "
-                   "HybridEP outputs measured on it and write a calibration overlay for --calibration "
+      "calibrate", "Fit a system's NCCL parameters, its dispatchers' and its kernels' rates to nccl-tests, DeepEP, "
+                   "HybridEP and kernel timing outputs measured on it and write a calibration overlay for --calibration "
                    "(docs/calibration.md)");
   auto o = std::make_shared<CalibrateOptions>();
   cmd->add_option("inputs", o->inputs, "outputs as printed: nccl-tests (all_reduce_perf, all_gather_perf, "
                                        "reduce_scatter_perf, alltoall_perf, sendrecv_perf), DeepEP's test_intranode.py "
-                                       "and test_internode.py, HybridEP's test_hybrid_ep.py")
+                                       "and test_internode.py, HybridEP's test_hybrid_ep.py, kernel timing tables "
+                                       "(CSV)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--system", o->target.system, "the system in configs/systems/ they were measured on")->required();

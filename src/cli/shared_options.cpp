@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "moesim/config/error.hpp"
+#include "moesim/cost/kernel_model.hpp"
 #include "moesim/driver/run.hpp"
 #include "moesim/util/atomic_file.hpp"
 #include "moesim/util/terminal_text.hpp"
@@ -158,7 +159,13 @@ void add_calibration_option(CLI::App* cmd, std::vector<std::string>& files) {
 std::vector<config::CalibrationOverlay> read_calibrations(const std::vector<std::string>& files,
                                                           const std::filesystem::path& configs_dir) {
   std::vector<config::CalibrationOverlay> overlays;
-  for (const std::string& f : files) overlays.push_back(config::read_calibration_overlay(f, configs_dir));
+  for (const std::string& f : files) {
+    overlays.push_back(config::read_calibration_overlay(f, configs_dir));
+    const config::CalibrationOverlay& o = overlays.back();
+    // Its kernels layer against the kernel file it patches (the config stage cannot read it).
+    if (!o.kernels.empty())
+      cost::load_calibration(cost::default_calibration_file(configs_dir), o.kernels, o.kernel_sources, f);
+  }
   return overlays;
 }
 

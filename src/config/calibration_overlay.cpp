@@ -2,6 +2,8 @@
 // the system they patch, and layered under a scenario's own overrides.
 #include "moesim/config/calibration_overlay.hpp"
 
+#include <sstream>
+
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
 #include "parsing_reader.hpp"
@@ -17,12 +19,12 @@ using nlohmann::json;
 namespace {
 
 // Every leaf an override layer sets, dotted under `prefix` ("nccl.nvlink_efficiency"); the
-// layer's own "sources" are not keys it sets.
-void collect_keys(const json& layer, const std::string& prefix, std::vector<std::string>& out, bool root = true) {
+// "sources" of the layer and of the references inside it (the system's "gpu") are not keys.
+void collect_keys(const json& layer, const std::string& prefix, std::vector<std::string>& out) {
   for (const auto& [name, value] : layer.items()) {
-    if (root && name == "sources") continue;
+    if (name == "sources" && value.is_object()) continue;
     const std::string key = prefix.empty() ? name : prefix + "." + name;
-    if (value.is_object()) collect_keys(value, key, out, false);
+    if (value.is_object()) collect_keys(value, key, out);
     else out.push_back(key);
   }
 }
@@ -48,6 +50,36 @@ Spec load_with(const std::string& kind, const std::string& name, const fs::path&
 
 // The stack slots that name a dispatcher file (StackSpec::deepep_name, hybridep_name).
 constexpr const char* kDispatcherSlots[] = {"deepep", "hybridep"};
+
+// {"architectures": {"hopper": {"gemm": {"fixed_us": 8}}}, "sources": {"architectures.hopper.gemm.fixed_us":
+// "..."}}: every leaf a number with its source; the values' ranges are the kernel file's own, checked
+// where it is loaded (cost::load_calibration).
+void read_kernels_layer(const json& layer, const std::string& label, CalibrationOverlay& overlay) {
+  const std::string path = "$.overrides.kernels";
+  if (!layer.is_object() || !layer.contains("architectures") || !layer["architectures"].is_object())
+    throw ConfigError(label, path, "an object {\"architectures\": {...}, \"sources\": {...}} of keys of "
+                                   "configs/calibration/kernels.json");
+  for (const auto& [name, value] : layer.items())
+    if (name != "architectures" && name != "sources")
+      throw ConfigError(label, child_path(path, name), "architectures or sources (unknown key)");
+  std::vector<std::string> keys;
+  collect_keys(layer["architectures"], "architectures", keys);
+  const json sources = layer.value("sources", json::object());
+  for (const std::string& key : keys) {
+    const json* at = &layer;
+    std::stringstream parts(key);
+    for (std::string part; std::getline(parts, part, '.');) at = &(*at)[part];
+    if (!at->is_number())
+      throw ConfigError(label, path + "." + key, "a number (a key of configs/calibration/kernels.json); got " +
+                                                     describe_json_value(*at));
+    const auto source = sources.find(key);
+    if (source == sources.end() || !source->is_string() || source->get<std::string>().empty())
+      throw ConfigError(label, path + ".sources", "an entry for " + key + " (every figure needs its source)");
+    overlay.kernels[key] = at->get<double>();
+    overlay.kernel_sources[key] = source->get<std::string>();
+    overlay.keys.push_back("kernels." + key);
+  }
+}
 
 }  // namespace
 
@@ -108,9 +140,9 @@ CalibrationOverlay read_calibration_overlay(const fs::path& file, const fs::path
                           (overrides == doc.end() ? std::string(" (required key missing)")
                                                   : "; got " + describe_json_value(*overrides)));
   for (const auto& [name, value] : overrides->items())
-    if (name != "system" && name != "dispatchers")
+    if (name != "system" && name != "dispatchers" && name != "kernels")
       throw ConfigError(label, child_path("$.overrides", name),
-                        "system or dispatchers (the layers an overlay sets; unknown key)");
+                        "system, dispatchers or kernels (the layers an overlay sets; unknown key)");
 
   CalibrationOverlay overlay;
   overlay.file = file;
@@ -143,6 +175,8 @@ CalibrationOverlay read_calibration_overlay(const fs::path& file, const fs::path
       overlay.dispatcher_overrides[name] = keys;
     }
   }
+  if (const auto layer = overrides->find("kernels"); layer != overrides->end())
+    read_kernels_layer(*layer, label, overlay);
   if (overlay.keys.empty()) throw ConfigError(label, "$.overrides", "at least one calibrated key");
   return overlay;
 }

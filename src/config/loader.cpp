@@ -99,7 +99,11 @@ Scenario load_scenario_json(const json& scenario, const std::string& label, cons
   }
   parse_document(*document, context, [&](Reader& r) { describe_scenario(r, s); });
   s.file = label;
-  if (calibration) s.calibration = calibration->file.string();
+  if (calibration) {
+    s.calibration = calibration->file.string();
+    s.calibrated_kernels = calibration->kernels;
+    s.calibrated_kernel_sources = calibration->kernel_sources;
+  }
   return s;
 }
 

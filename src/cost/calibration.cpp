@@ -1,6 +1,7 @@
 // Reading configs/calibration/kernels.json: strict (every key known, every number in range) and
 // sourced (every number has an entry in "sources" for itself or an enclosing object).
 #include <set>
+#include <sstream>
 
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
@@ -120,9 +121,33 @@ std::filesystem::path default_calibration_file(const std::filesystem::path& conf
   return configs_dir / "calibration" / "kernels.json";
 }
 
+namespace {
+
+KernelCalibration read_calibration(const nlohmann::json& j, const std::string& f);
+
+}  // namespace
+
 KernelCalibration load_calibration(const std::filesystem::path& file) {
-  const nlohmann::json j = config::read_json_file(file);
-  const std::string f = file.string();
+  return read_calibration(config::read_json_file(file), file.string());
+}
+
+KernelCalibration load_calibration(const std::filesystem::path& file, const std::map<std::string, double>& values,
+                                   const std::map<std::string, std::string>& sources, const std::string& by) {
+  nlohmann::json j = config::read_json_file(file);
+  if (values.empty()) return read_calibration(j, file.string());
+  for (const auto& [dotted, value] : values) {
+    nlohmann::json* at = &j;
+    std::stringstream parts(dotted);
+    for (std::string part; std::getline(parts, part, '.');) at = &(*at)[part];
+    *at = value;
+  }
+  for (const auto& [dotted, text] : sources) j["sources"][dotted] = text;
+  return read_calibration(j, file.string() + " as calibrated by " + by);
+}
+
+namespace {
+
+KernelCalibration read_calibration(const nlohmann::json& j, const std::string& f) {
   Provenance provenance;
   if (!j.is_object() || !j.contains("sources") || !j["sources"].is_object())
     throw ConfigError(f, "$.sources", "an object {\"<dotted key>\": \"<source>\"}");
@@ -148,5 +173,7 @@ KernelCalibration load_calibration(const std::filesystem::path& file) {
       throw ConfigError(f, "$.sources." + name, "a source for a key of this file (no key \"" + name + "\")");
   return c;
 }
+
+}  // namespace
 
 }  // namespace moesim::cost

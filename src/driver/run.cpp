@@ -24,6 +24,11 @@ std::filesystem::path calibration_path(const Scenario& s, const RunOptions& opti
   return cost::default_calibration_file(dir);
 }
 
+cost::KernelCalibration load_kernel_calibration(const Scenario& s, const RunOptions& options) {
+  return cost::load_calibration(calibration_path(s, options), s.calibrated_kernels, s.calibrated_kernel_sources,
+                                s.calibration);
+}
+
 RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   RunResult r;
   r.scenario = s;
@@ -37,7 +42,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
         "out of memory (simulated anyway); `moesim plan` simulates the changes that would make it fit",
         m.pp_rank, m.total_bytes() / 1e9, s.system.gpu.name, m.usable_bytes / 1e9));
   }
-  const cost::KernelCalibration calibration = cost::load_calibration(calibration_path(s, options));
+  const cost::KernelCalibration calibration = load_kernel_calibration(s, options);
   const WorkEstimate work = estimate_work(r.layout, workload::task_counts(s, r.layout, calibration), options.engine);
   refuse_oversized(work, available_memory_bytes(), options.force);
   const workload::StepProgram program = workload::build_step(s, r.layout, calibration);

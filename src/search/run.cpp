@@ -70,7 +70,7 @@ Scenario base_scenario(const SearchSpec& spec, const SearchOptions& options) {
 cost::KernelCalibration calibration(const Scenario& base, const SearchOptions& options) {
   driver::RunOptions ro;
   ro.configs_dir = options.configs_dir.string();
-  return cost::load_calibration(driver::calibration_path(base, ro));
+  return driver::load_kernel_calibration(base, ro);
 }
 
 }  // namespace

@@ -26,7 +26,12 @@ struct CalibrationOverlay {
   // configs/dispatchers/<name> -> {"dispatch": {...}, "sources": {...}}: DeepEP or HybridEP as
   // measured on this system, for every stack that ships that file.
   std::map<std::string, nlohmann::json> dispatcher_overrides;
-  // Every key it sets: "nccl.nvlink_efficiency", "dispatchers.deepep.dispatch.nvlink_efficiency".
+  // configs/calibration/kernels.json's keys it sets ("architectures.hopper.gemm.fixed_us" -> value)
+  // and their sources; checked against that file where it is loaded (the cost stage reads it).
+  std::map<std::string, double> kernels;
+  std::map<std::string, std::string> kernel_sources;
+  // Every key it sets: "nccl.nvlink_efficiency", "dispatchers.deepep.dispatch.nvlink_efficiency",
+  // "kernels.architectures.hopper.gemm.fixed_us".
   std::vector<std::string> keys;
 };
 

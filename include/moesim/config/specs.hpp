@@ -351,6 +351,10 @@ struct Scenario {
   int seed = 1;                           // of every random draw (variability, routing)
   std::optional<Published> published;     // absent: nothing to compare with
   std::string calibration;                // the overlay layered over its system (moesim calibrate); "" = none
+  // The overlay's keys of configs/calibration/kernels.json ("architectures.hopper.gemm.fixed_us" ->
+  // value in the file's units) and their sources: layered over that file when the run loads it.
+  std::map<std::string, double> calibrated_kernels;
+  std::map<std::string, std::string> calibrated_kernel_sources;
 
   bool operator==(const Scenario&) const = default;
 };

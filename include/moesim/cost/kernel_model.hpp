@@ -52,6 +52,11 @@ struct KernelCalibration {
 // Reads configs/calibration/kernels.json (strict: ConfigError on anything unexpected, and on
 // any figure without an entry in its "sources").
 KernelCalibration load_calibration(const std::filesystem::path& file);
+// The same file with some keys replaced ("architectures.hopper.gemm.fixed_us" -> value, in the
+// file's units), each with its source (a calibration overlay's kernels layer, or the values
+// `moesim calibrate` tries); errors name the file "as calibrated by" `by`.
+KernelCalibration load_calibration(const std::filesystem::path& file, const std::map<std::string, double>& values,
+                                   const std::map<std::string, std::string>& sources, const std::string& by);
 std::filesystem::path default_calibration_file(const std::filesystem::path& configs_dir);
 
 // What sets a kernel's time.

@@ -8,6 +8,7 @@
 
 #include "moesim/config/calibration_overlay.hpp"
 #include "moesim/config/specs.hpp"
+#include "moesim/cost/kernel_model.hpp"
 #include "moesim/engine/simulate.hpp"
 #include "moesim/plan/layout.hpp"
 #include "moesim/plan/memory.hpp"
@@ -54,6 +55,8 @@ struct RunResult {
 
 // The kernel calibration file a run of `s` reads.
 std::filesystem::path calibration_path(const Scenario& s, const RunOptions& options);
+// That file, with the keys the scenario's calibration overlay sets (Scenario::calibrated_kernels).
+cost::KernelCalibration load_kernel_calibration(const Scenario& s, const RunOptions& options);
 
 // Throws InfeasibleError for layouts that cannot be built and for runs whose work estimate
 // (work_estimate.hpp) exceeds this machine (reported, not crashed on).
