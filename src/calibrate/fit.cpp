@@ -243,9 +243,11 @@ ordered_json overlay_json(const Calibration& c) {
 std::string calibration_text(const Calibration& c) {
   std::string out = fmt::format("Calibrating {} from {} measured table{}\n", c.system, c.tables.size(),
                                 c.tables.size() == 1 ? "" : "s");
+  std::size_t width = 0;
+  for (const FittedParameter& p : c.parameters) width = std::max(width, p.key.size());
   for (const FittedParameter& p : c.parameters)
-    out += fmt::format("  {:<46} {:>10.4g} -> {:<10.4g} ({} rows move it)\n", p.key, p.bundled, p.fitted,
-                       p.informing_sizes);
+    out += fmt::format("  {:<{}} {:>10.4g} -> {:<10.4g} ({} row{} move{} it)\n", p.key, width, p.bundled, p.fitted,
+                       p.informing_sizes, p.informing_sizes == 1 ? "" : "s", p.informing_sizes == 1 ? "s" : "");
   if (c.parameters.empty()) out += "  nothing fitted\n";
   for (const TableFit& t : c.tables) {
     out += fmt::format("\n{}: {}: RMS error {:.1f} % bundled, {:.1f} % calibrated\n", t.file, t.heading,

@@ -15,6 +15,7 @@
 #include "moesim/calibrate/kernel_fit.hpp"
 #include "moesim/calibrate/nccl_fit.hpp"
 #include "moesim/calibrate/nccl_tests.hpp"
+#include "moesim/calibrate/tool_output.hpp"
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
 #include "moesim/driver/collective_request.hpp"
@@ -25,8 +26,7 @@ namespace {
 
 struct CalibrateOptions {
   std::vector<std::string> inputs;
-  calibrate::NcclTestsHints hints;
-  calibrate::DispatcherTestsHints dispatcher_hints;
+  calibrate::ToolHints hints;
   std::string kernels;
   calibrate::CalibrationTarget target;
   std::string configs, output, format = "text";
@@ -44,21 +44,11 @@ void run_calibrate(const CalibrateOptions& o) {
   std::vector<calibrate::DispatcherTestsOutput> dispatcher_outputs;
   std::vector<calibrate::KernelTable> kernel_tables;
   for (const std::string& in : o.inputs) {
-    const std::string text = config::read_text_file(in);
-    if (calibrate::looks_like_nccl_tests(text)) {
-      nccl_tables.push_back(calibrate::parse_nccl_tests(text, in, o.hints));
-    } else if (!calibrate::dispatcher_tool_of(text).empty()) {
-      calibrate::DispatcherTestsHints hints = o.dispatcher_hints;
-      hints.ranks = o.hints.ranks;
-      dispatcher_outputs.push_back(calibrate::parse_dispatcher_tests(text, in, hints));
-    } else if (calibrate::looks_like_kernel_table(text)) {
-      kernel_tables.push_back(calibrate::parse_kernel_table(text, in));
-    } else {
-      throw ConfigError(in, "line 1",
-                        "nccl-tests output (its banner \"# Collective test starting:\" or its column header \"#  size  "
-                        "count  type ...\"), DeepEP's test output (\"[tuning] Best dispatch ...\") or HybridEP's "
-                        "(\"=== Kernel Benchmark (FP8, 32 ranks) ===\") or a kernel timing table (a CSV header with op and time_us "
-                        "columns: docs/calibration.md)");
+    calibrate::ToolOutput read = calibrate::parse_tool_output(config::read_text_file(in), in, o.hints);
+    switch (read.tool) {
+      case calibrate::Tool::nccl_tests: nccl_tables.push_back(std::move(read.nccl)); break;
+      case calibrate::Tool::dispatcher_tests: dispatcher_outputs.push_back(std::move(read.dispatcher)); break;
+      case calibrate::Tool::kernel_table: kernel_tables.push_back(std::move(read.kernels)); break;
     }
   }
   std::vector<calibrate::MeasuredTable> tables = calibrate::nccl_measured_tables(target, nccl_tables);
@@ -97,14 +87,14 @@ void add_calibrate_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--system", o->target.system, "the system in configs/systems/ they were measured on")->required();
   cmd->add_option("--configs", o->configs, "configs/ directory (default: found from the current directory)");
-  cmd->add_option("--op", o->hints.op,
+  cmd->add_option("--op", o->hints.nccl.op,
                   "the collective, for outputs without nccl-tests' banner (all-reduce, all-gather, reduce-scatter, "
                   "all-to-all, send-recv)")
       ->check(CLI::IsMember({"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "send-recv"}));
-  cmd->add_option("--ranks", o->hints.ranks,
+  cmd->add_option("--ranks", o->hints.nccl.ranks,
                   "ranks of the runs, for outputs that do not list every rank (DeepEP's tests: always)")
       ->check(CLI::Range(2, driver::kMaxCollectiveCount));
-  cmd->add_option("--algo", o->hints.algo, "NCCL_ALGO the runs forced, when NCCL's log is not in the output")
+  cmd->add_option("--algo", o->hints.nccl.algo, "NCCL_ALGO the runs forced, when NCCL's log is not in the output")
       ->check(CLI::IsMember(driver::forceable_algorithm_names()));
   cmd->add_option("--gpus-per-domain", o->target.gpus_per_domain,
                   "GPUs the runs used per NVLink domain (0: whole domains), as `moesim collective` takes it")
@@ -112,7 +102,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--kernels", o->kernels,
                   "the file of configs/dispatchers/ the DeepEP or HybridEP outputs calibrate (default: deepep, "
                   "hybridep)");
-  auto& d = o->dispatcher_hints;
+  auto& d = o->hints.dispatcher;
   cmd->add_option("--experts", d.experts, "experts of the DeepEP or HybridEP runs (default: the tests' own, 256 for "
                                           "DeepEP, 8 per rank for HybridEP)")
       ->check(CLI::Range(1, driver::kMaxCollectiveCount));

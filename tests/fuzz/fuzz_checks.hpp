@@ -23,14 +23,16 @@ namespace moesim::fuzz {
 
 // Which input an input is: a scenario, or a top-level {"search": ...}, {"sweep": ...} or
 // {"collective": ...} object (fuzz_entry.hpp).
-enum class Target { scenario, search, sweep, collective };
-inline constexpr Target kTargets[] = {Target::scenario, Target::search, Target::sweep, Target::collective};
+enum class Target { scenario, search, sweep, collective, tool_output };
+inline constexpr Target kTargets[] = {Target::scenario, Target::search, Target::sweep, Target::collective,
+                                      Target::tool_output};
 inline const char* to_string(Target t) {
   switch (t) {
     case Target::scenario: return "scenario";
     case Target::search: return "search";
     case Target::sweep: return "sweep";
-    default: return "collective";
+    case Target::collective: return "collective";
+    default: return "tool_output";
   }
 }
 
@@ -38,11 +40,12 @@ inline const char* to_string(Target t) {
 // layout: a scenario accepted, its step program built and checked; expanded: a search's
 // candidates or a sweep's points enumerated and a sample of them loaded and checked; planned: a
 // collective planned in closed form; too_large: accepted, but beyond what one fuzzing iteration
-// builds (the CLI would run it or refuse it by its work estimate, which was computed).
-enum class Outcome { config_error, infeasible, usage_error, layout, expanded, planned, too_large };
+// builds (the CLI would run it or refuse it by its work estimate, which was computed); parsed: a
+// tool's output read as moesim calibrate reads it.
+enum class Outcome { config_error, infeasible, usage_error, layout, expanded, planned, too_large, parsed };
 inline constexpr Outcome kOutcomes[] = {Outcome::config_error, Outcome::infeasible, Outcome::usage_error,
                                         Outcome::layout,       Outcome::expanded,   Outcome::planned,
-                                        Outcome::too_large};
+                                        Outcome::too_large,    Outcome::parsed};
 inline const char* to_string(Outcome o) {
   switch (o) {
     case Outcome::config_error: return "config_error";
@@ -51,7 +54,8 @@ inline const char* to_string(Outcome o) {
     case Outcome::layout: return "layout";
     case Outcome::expanded: return "expanded";
     case Outcome::planned: return "planned";
-    default: return "too_large";
+    case Outcome::too_large: return "too_large";
+    default: return "parsed";
   }
 }
 

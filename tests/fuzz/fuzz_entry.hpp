@@ -7,6 +7,8 @@
 //    (fuzz_batches.hpp), as `moesim sweep` does before its workers simulate;
 //  - {"collective": <moesim collective's options>}: checked and planned in closed form
 //    (fuzz_collective.hpp);
+//  - {"tool_output": {"text": ..., ...}}: a measured output read as `moesim calibrate` reads it
+//    (fuzz_tool_output.hpp); its rejections name the input and the line ("line N");
 //  - anything else: a scenario, through the same steps as `moesim run` up to the simulation
 //    itself: parse_json_text, load_scenario_json against the bundled configs/,
 //    plan::make_layout, then the cost and platform setup (the work estimate, the step program
@@ -28,14 +30,15 @@
 #include "fuzz_batches.hpp"
 #include "fuzz_checks.hpp"
 #include "fuzz_collective.hpp"
+#include "fuzz_tool_output.hpp"
 
 namespace moesim::fuzz {
 
-// The target of a parsed input: the first of "search", "sweep", "collective" that a top-level
-// object holds (no scenario has these keys), else a scenario.
+// The target of a parsed input: the first of "search", "sweep", "collective", "tool_output" that
+// a top-level object holds (no scenario has these keys), else a scenario.
 inline Target target_of(const nlohmann::json& document) {
   if (document.is_object())
-    for (Target t : {Target::search, Target::sweep, Target::collective})
+    for (Target t : {Target::search, Target::sweep, Target::collective, Target::tool_output})
       if (document.contains(to_string(t))) return t;
   return Target::scenario;
 }
@@ -59,10 +62,14 @@ inline Result run_one(const std::uint8_t* data, std::size_t size) {
       case Target::search: r.outcome = run_search(document.at("search")); break;
       case Target::sweep: r.outcome = run_sweep(document.at("sweep")); break;
       case Target::collective: r.outcome = run_collective(document.at("collective")); break;
+      case Target::tool_output: r.outcome = run_tool_output(document.at("tool_output")); break;
       default: r.outcome = run_scenario(document);
     }
   } catch (const ConfigError& e) {
-    check_config_error(e);
+    if (r.target == Target::tool_output && e.json_path().rfind("line ", 0) == 0)  // a tool output's own line
+      require(e.file() == label() && !e.expected().empty(), std::string("a tool output's error: ") + e.what());
+    else
+      check_config_error(e);
     r.outcome = Outcome::config_error;
   } catch (const InfeasibleError& e) {
     check_infeasible_error(e);

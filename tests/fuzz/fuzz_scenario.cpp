@@ -115,6 +115,11 @@ const char* collective_key(std::minstd_rand& rng) {
   return pick(rng, keys);
 }
 
+const char* tool_output_key(std::minstd_rand& rng) {
+  static const char* const keys[] = {"text", "ranks", "op", "algo", "experts", "sms", "tokens", "hidden", "topk"};
+  return pick(rng, keys);
+}
+
 // A key the input's target reads, most of the time; any other now and then (a typo's path).
 const char* known_key(std::minstd_rand& rng, moesim::fuzz::Target target) {
   using moesim::fuzz::Target;
@@ -123,6 +128,7 @@ const char* known_key(std::minstd_rand& rng, moesim::fuzz::Target target) {
     case Target::search:
     case Target::sweep: return rng() % 3 ? batch_key(rng) : scenario_key(rng);
     case Target::collective: return collective_key(rng);
+    case Target::tool_output: return tool_output_key(rng);
     default: return scenario_key(rng);
   }
 }

@@ -149,6 +149,17 @@ collectives = {
 for name, options in collectives.items():
     write(f"collective-{name}", {"collective": options})
 
+# Measured outputs as `moesim calibrate` reads them ({"tool_output": {"text": ..., hints}}): the
+# bundled examples, each with the options its README line gives.
+tool_hints = {"hgx-b200-2nodes-all_reduce_perf.txt": {"ranks": 16},
+              "gb200-tray-all_reduce_ring.txt": {"ranks": 4, "algo": "ring"},
+              "h800-deepep-intranode.txt": {"ranks": 8},
+              "gb200-hybridep-ep32.txt": {"sms": 32},
+              "h200-kernels.csv": {}}
+for file, hints in tool_hints.items():
+    text = (root / "examples" / "calibration" / file).read_text()
+    write(f"tool-output-{pathlib.Path(file).stem}", {"tool_output": {"text": text, **hints}})
+
 # Dictionary: schema keys, config names, enum values, layout alphabet.
 binary = sys.argv[1] if len(sys.argv) > 1 else str(root / "build" / "moesim")
 schema = subprocess.run([binary, "schema"], check=True, capture_output=True, text=True).stdout
@@ -169,6 +180,12 @@ tokens.update(["search", "sweep", "collective", "name", "description", "set", "s
 for options in collectives.values():
     tokens.update(options.keys())
     tokens.update(v for v in options.values() if isinstance(v, str))
+tokens.update(["tool_output", "text", "experts", "tokens", "hidden", "topk", "[tuning] Best dispatch (FP8): ",
+               "[tuning] Best combine: ", "[config] num_tokens=", "GB/s (NVL)", "GB/s (RDMA)", "t: ", " us",
+               "=== Kernel Benchmark (FP8, 32 ranks) ===", "=== Torch API Benchmark (BF16, 8 ranks) ===",
+               "dispatch kernel (FP8)(NVL): ", "avg_t=", "# Collective test starting: all_reduce_perf",
+               "nccl-library=", "#  Rank", "op,precision,M,K,N,groups,seq,heads,d_qk,d_v,bytes,time_us", "gemm",
+               "attention_forward", "attention_backward", "copy", "elementwise", "Avg (ns)"])
 tokens.update(["op", "ranks", "bytes", "algo", "nvls", "nccl_version", "dispatcher", "kernels", "sms", "fp8",
                "ep-dispatch", "ep-combine", "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "send-recv",
                "ring", "tree", "nvls_tree", "pat", "alltoall", "deepep", "hybridep", "K", "M", "G", "2.28"])

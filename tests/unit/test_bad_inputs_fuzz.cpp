@@ -66,9 +66,11 @@ TEST_CASE("the seed corpus and the bundled scenarios go through the fuzzing entr
   CHECK(accepted[fuzz::Target::search] >= 3);
   CHECK(accepted[fuzz::Target::sweep] >= 2);
   CHECK(accepted[fuzz::Target::collective] >= 5);
+  CHECK(accepted[fuzz::Target::tool_output] >= 5);  // every bundled calibration example
 }
 
-TEST_CASE("the fuzzing entry routes search, sweep and collective documents to their targets", "[fuzz]") {
+TEST_CASE("the fuzzing entry routes search, sweep, collective and tool-output documents to their targets",
+          "[fuzz]") {
   const auto run = [](const std::string& text) {
     return fuzz::run_one(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
   };
@@ -100,4 +102,11 @@ TEST_CASE("the fuzzing entry routes search, sweep and collective documents to th
   CHECK(run(R"({"collective": {"ep": 72}})").outcome == fuzz::Outcome::usage_error);
   CHECK(run(R"({"collective": {"op": "all-reduce", "bytes": "abc"}})").outcome == fuzz::Outcome::usage_error);
   CHECK(run(R"({"collective": {"system": "no-such-system"}})").outcome == fuzz::Outcome::config_error);
+  // A measured output: read as moesim calibrate reads it, or refused by its line.
+  const fuzz::Result parsed = run(R"({"tool_output": {"text": "op,bytes,time_us\ncopy,1e9,300\n"}})");
+  CHECK(parsed.target == fuzz::Target::tool_output);
+  CHECK(parsed.outcome == fuzz::Outcome::parsed);
+  CHECK(run(R"({"tool_output": {"text": "op,bytes,time_us\ncopy,1e9,-300\n"}})").outcome ==
+        fuzz::Outcome::config_error);
+  CHECK(run(R"({"tool_output": {"text": 3}})").outcome == fuzz::Outcome::config_error);
 }

@@ -36,7 +36,8 @@ struct DispatcherTestsOutput {
   std::vector<DispatcherRun> runs;
 };
 
-// What the command line adds where the output is silent: 0 = the test's own default.
+// What the command line adds where the output is silent (a value the output prints wins): 0 = the
+// test's own default.
 struct DispatcherTestsHints {
   int ranks = 0;     // DeepEP: required (its tests do not print it)
   int experts = 0;   // DeepEP: 256 (--num-experts' default); HybridEP: 8 per rank (NUM_LOCAL_EXPERTS)
