@@ -65,7 +65,10 @@ double daly_interval_s(double checkpoint_s, double mtbf_s) {
 double expected_wall_s(const CampaignInputs& in) {
   check(in);
   const double lambda = in.failures_per_s;
-  auto segment = [&](double a) { return lambda > 0 ? (1 / lambda + in.recovery_s) * std::expm1(lambda * a) : a; };
+  // A recovery is interrupted too (the Poisson process does not pause): it takes
+  // (e^{lambda R} - 1) / lambda on average, and a segment of a (1/lambda) e^{lambda R} (e^{lambda a} - 1).
+  const double recovery = lambda > 0 ? std::expm1(lambda * in.recovery_s) / lambda : in.recovery_s;
+  auto segment = [&](double a) { return lambda > 0 ? (1 / lambda + recovery) * std::expm1(lambda * a) : a; };
   const double full = std::floor(in.train_s / in.checkpoint_interval_s);
   double rest = in.train_s - full * in.checkpoint_interval_s;
   double n_full = full;
@@ -83,7 +86,16 @@ CampaignSamples simulate(const CampaignInputs& in) {
   for (int sample = 0; sample < in.samples; ++sample) {
     std::mt19937_64 rng(in.seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(sample));
     double wall = 0, remaining = in.train_s, lost = 0, saving = 0, recovering = 0;
-    long long failures = 0, events = 0;
+    long long failures = 0, recovery_failures = 0, events = 0;
+    // The first sample's timeline, for --trace: each phase from the wall clock where it starts.
+    const auto record = [&, timeline = sample == 0 && in.record_timeline](double start, double seconds, Phase phase) {
+      if (!timeline) return;
+      if (out.timeline.size() >= kMaxTimelineEvents) {
+        out.timeline_truncated = true;
+        return;
+      }
+      out.timeline.push_back({start, seconds, phase});
+    };
     while (remaining > 1e-9 * in.train_s) {
       if (++events > kMaxEventsPerSample) throw InfeasibleError("the campaign did not finish within 50 million events");
       const bool last = remaining <= in.checkpoint_interval_s * (1 + 1e-12);
@@ -94,14 +106,34 @@ CampaignSamples simulate(const CampaignInputs& in) {
       const double next = in.failures_per_s > 0 ? -std::log1p(-uniform(rng)) / in.failures_per_s
                                                 : std::numeric_limits<double>::infinity();
       if (next >= segment) {
+        record(wall, work, Phase::training);
+        if (!last) {
+          saving += in.checkpoint_s;
+          record(wall + work, in.checkpoint_s, Phase::checkpoint);
+        }
         wall += segment;
         remaining -= work;
-        if (!last) saving += in.checkpoint_s;
       } else {
-        wall += next + in.recovery_s;  // the segment's work and saving so far are lost
+        record(wall, next, Phase::lost_work);
+        wall += next;  // the segment's work and saving so far are lost
         lost += next;
-        recovering += in.recovery_s;
         ++failures;
+        // The recovery, restarted by every interruption that falls inside it.
+        for (;;) {
+          if (++events > kMaxEventsPerSample) throw InfeasibleError("the campaign did not finish within 50 million events");
+          const double during = -std::log1p(-uniform(rng)) / in.failures_per_s;
+          if (during >= in.recovery_s) {
+            record(wall, in.recovery_s, Phase::recovery);
+            wall += in.recovery_s;
+            recovering += in.recovery_s;
+            break;
+          }
+          record(wall, during, Phase::interrupted_recovery);
+          wall += during;
+          recovering += during;
+          ++failures;
+          ++recovery_failures;
+        }
       }
     }
     walls.push_back(wall);
@@ -109,11 +141,13 @@ CampaignSamples simulate(const CampaignInputs& in) {
     out.lost_work_s += lost;
     out.checkpoint_total_s += saving;
     out.recovery_total_s += recovering;
+    out.recovery_interruptions += static_cast<double>(recovery_failures);
   }
   const double n = in.samples;
   out.lost_work_s /= n;
   out.checkpoint_total_s /= n;
   out.recovery_total_s /= n;
+  out.recovery_interruptions /= n;
   out.wall_s = spread(walls);
   out.interruptions = spread(interruptions);
   out.goodput = in.train_s / out.wall_s.mean;
@@ -150,6 +184,7 @@ CampaignResult plan_campaign(const driver::RunResult& run, const ReliabilitySpec
                                                                      : r.inputs.train_s;
   r.inputs.samples = o.samples;
   r.inputs.seed = o.seed;
+  r.inputs.record_timeline = o.record_timeline;
   r.samples = simulate(r.inputs);
   r.gpu_hours = r.samples.wall_s.mean * s.gpus / 3600;
   // The steps that ran, the redone ones included; saving and recovery are not charged (the

@@ -32,8 +32,8 @@ std::string campaign_table(const CampaignResult& r) {
   out += fmt::format("  time to train            {}\n", spread_days(c.wall_s));
   out += fmt::format("  GPU-hours                {:.4g}\n", r.gpu_hours);
   out += fmt::format("  goodput                  {:.1f} %   (training over wall-clock time)\n", 100 * c.goodput);
-  out += fmt::format("  interruptions            {:.1f}   (5 % {:.0f}, 95 % {:.0f})\n", c.interruptions.mean,
-                     c.interruptions.p5, c.interruptions.p95);
+  out += fmt::format("  interruptions            {:.1f}   (5 % {:.0f}, 95 % {:.0f}; {:.2f} of them during a recovery)\n",
+                     c.interruptions.mean, c.interruptions.p5, c.interruptions.p95, c.recovery_interruptions);
   out += fmt::format("  lost to interruptions    {:.2f} days of work redone, {:.2f} days recovering\n",
                      c.lost_work_s / kDay, c.recovery_total_s / kDay);
   out += fmt::format("  saving checkpoints       {:.2f} days\n", c.checkpoint_total_s / kDay);
@@ -84,6 +84,7 @@ nlohmann::json campaign_json(const CampaignResult& r) {
           {"gpu_hours", r.gpu_hours},
           {"lost_work_s", r.samples.lost_work_s},
           {"recovery_total_s", r.samples.recovery_total_s},
+          {"recovery_interruptions", r.samples.recovery_interruptions},
           {"checkpoint_total_s", r.samples.checkpoint_total_s},
           {"energy_j", r.energy_j},
           {"price_per_gpu_hour", r.price_per_gpu_hour},

@@ -1,11 +1,15 @@
 // moesim campaign SCENARIO --tokens 14.8T: the simulated step turned into a whole training run on
 // the cluster's published reliability (configs/reliability/): time to train, GPU-hours, goodput,
 // interruptions, energy and cost.
+#include <fmt/format.h>
+
 #include <cmath>
+#include <filesystem>
 #include <memory>
 
 #include "command_files.hpp"
 #include "commands.hpp"
+#include "moesim/batch/gnuplot.hpp"
 #include "moesim/campaign/campaign.hpp"
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
@@ -28,7 +32,7 @@ double parse_tokens(const std::string& text) {
 }
 
 struct CampaignArgs {
-  std::string scenario, configs, output, format = "table", reliability = "llama3-405b-h100", tokens, gpus;
+  std::string scenario, configs, output, format = "table", reliability = "llama3-405b-h100", tokens, gpus, plot, trace;
   double interval_min = 0, price = 0;
   int samples = 200;
   std::uint64_t seed = 1;
@@ -55,7 +59,15 @@ void add_campaign_command(CLI::App& app) {
   cmd->add_option("--seed", a->seed, "Seed of the failure draws")->capture_default_str();
   cmd->add_option("--gpus", a->gpus, "The same campaign at these GPU counts (weak scaling: the layout kept, the global "
                                      "batch grown with the GPUs), e.g. 256,512,1024");
-  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--format", a->format, "Output format (csv: one row per campaign)")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  auto* gpus_option = cmd->get_option("--gpus");
+  cmd->add_option("--plot", a->plot, "With --gpus: a folder for the plots (gnuplot, PNG and SVG) of time to train and "
+                                     "goodput against the GPU count, with their data and script")
+      ->needs(gpus_option);
+  cmd->add_option("--trace", a->trace, "The first sample's timeline (training, checkpoints, interruptions, recoveries) "
+                                       "as a Perfetto trace (JSON); one campaign, without --gpus")
+      ->excludes(gpus_option);
   cmd->add_option("--configs", a->configs, "configs/ directory (default: found from the scenario)");
   cmd->add_option("-o,--output", a->output, "Write to this file instead of stdout");
   cmd->callback([a] {
@@ -65,6 +77,7 @@ void add_campaign_command(CLI::App& app) {
     o.price_per_gpu_hour = a->price;
     o.samples = a->samples;
     o.seed = a->seed;
+    o.record_timeline = !a->trace.empty();
     config::LoadOptions lo;
     lo.configs_dir = a->configs;
     config::InputRecorder recorder;
@@ -74,12 +87,19 @@ void add_campaign_command(CLI::App& app) {
     CommandFiles files;
     files.inputs_read(recorder, "an input");
     files.output(a->output, "--output");
+    files.output(a->trace, "--trace");
+    for (const batch::PlotFile& f : campaign::campaign_plot_files({}))
+      if (!a->plot.empty()) files.output(std::filesystem::path(a->plot) / f.name, "--plot");
     files.refuse_clashes();
     driver::RunOptions ro;
     ro.configs_dir = a->configs;
     if (a->gpus.empty()) {
       const campaign::CampaignResult r = campaign::plan_campaign(driver::run_scenario(s, ro), reliability, o);
-      emit(a->format == "json" ? campaign::campaign_json(r).dump(2) + "\n" : campaign::campaign_table(r), a->output);
+      if (!a->trace.empty()) emit(campaign::campaign_trace(r).dump() + "\n", a->trace);
+      emit(a->format == "json"  ? campaign::campaign_json(r).dump(2) + "\n"
+           : a->format == "csv" ? campaign::campaign_csv({r})
+                                : campaign::campaign_table(r),
+           a->output);
       return;
     }
     std::vector<campaign::CampaignResult> rows;
@@ -88,8 +108,19 @@ void add_campaign_command(CLI::App& app) {
       rows.push_back(campaign::plan_campaign(driver::run_scenario(point, ro), reliability, o));
       all.push_back(campaign::campaign_json(rows.back()));
     }
-    emit(a->format == "json" ? nlohmann::json{{"campaigns", all}}.dump(2) + "\n" : campaign::campaign_scaling_table(rows),
+    emit(a->format == "json"  ? nlohmann::json{{"campaigns", all}}.dump(2) + "\n"
+         : a->format == "csv" ? campaign::campaign_csv(rows)
+                              : campaign::campaign_scaling_table(rows),
          a->output);
+    if (!a->plot.empty()) {
+      std::filesystem::create_directories(a->plot);
+      const batch::PlotOutcome plotted =
+          batch::draw_with_gnuplot(a->plot, campaign::campaign_plot_files(rows), "campaign.gp",
+                                   {"campaign-days.png", "campaign-days.svg", "campaign-goodput.png",
+                                    "campaign-goodput.svg"},
+                                   "no campaign to plot");
+      fmt::print(stderr, "{}\n", plotted.message);
+    }
   });
 }
 

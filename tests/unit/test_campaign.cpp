@@ -1,8 +1,11 @@
 // A training campaign (issue 39): Young/Daly's interval, the event loop against its closed form,
 // the published interruption rate and effective training time of Llama 3, and DeepSeek-V3's
 // published GPU-hours from moesim's own step.
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
+#include <map>
 
 #include <catch2/catch.hpp>
 
@@ -68,7 +71,11 @@ TEST_CASE("The event loop's mean is its closed form (1/rate + recovery)(e^(rate 
   const auto c = campaign::simulate(in);
   const double expected = campaign::expected_wall_s(in);
   CHECK(c.wall_s.mean == Approx(expected).epsilon(0.01));
-  CHECK(c.interruptions.mean == Approx(c.recovery_total_s / in.recovery_s));
+  // Each interruption of training is followed by one recovery that completes; interruptions that
+  // fall inside a recovery restart it (about lambda R = 1/80 of them here).
+  const double recoveries = c.interruptions.mean - c.recovery_interruptions;
+  CHECK(c.recovery_interruptions == Approx(recoveries * std::expm1(in.recovery_s / (20 * kHour))).epsilon(0.3));
+  CHECK(c.recovery_total_s >= recoveries * in.recovery_s);
   CHECK(c.wall_s.mean == Approx(in.train_s + c.lost_work_s + c.recovery_total_s + c.checkpoint_total_s));
   CHECK(c.wall_s.p5 < c.wall_s.mean);
   CHECK(c.wall_s.mean < c.wall_s.p95);
@@ -81,6 +88,46 @@ TEST_CASE("The event loop's mean is its closed form (1/rate + recovery)(e^(rate 
   };
   CHECK(at(daly) < at(daly / 4));
   CHECK(at(daly) < at(daly * 4));
+}
+
+TEST_CASE("A recovery is interrupted too: each takes (e^(rate x recovery) - 1) / rate", "[campaign]") {
+  // An interruption every 2 h, 1-hour recoveries (lambda R = 0.5): a recovery takes
+  // 2 h x (e^0.5 - 1) = 1.30 h on average, not 1 h; 400 campaigns of about 50 interruptions.
+  const auto in = inputs(100, 2, 1, 30, 60, 400);
+  const auto c = campaign::simulate(in);
+  const double lambda = 1 / (2 * kHour);
+  CHECK(c.wall_s.mean == Approx(campaign::expected_wall_s(in)).epsilon(0.01));
+  const double recoveries = c.interruptions.mean - c.recovery_interruptions;
+  CHECK(c.recovery_total_s / recoveries == Approx(std::expm1(lambda * in.recovery_s) / lambda).epsilon(0.03));
+  // Recoveries that could not be interrupted would take R itself: the closed form with a recovery
+  // R' whose interrupted mean is R (e^(lambda R') - 1 = lambda R). Interrupted ones cost 9 % more.
+  auto uninterrupted = in;
+  uninterrupted.recovery_s = std::log1p(lambda * in.recovery_s) / lambda;
+  CHECK(campaign::expected_wall_s(in) / campaign::expected_wall_s(uninterrupted) == Approx(1.09).epsilon(0.02));
+  CHECK(c.wall_s.mean == Approx(in.train_s + c.lost_work_s + c.recovery_total_s + c.checkpoint_total_s));
+}
+
+TEST_CASE("A campaign's timeline is its first sample, phase after phase, as a Perfetto trace", "[campaign]") {
+  auto in = inputs(50, 5, 2, 30, 20, 1);
+  in.record_timeline = true;
+  const auto c = campaign::simulate(in);
+  REQUIRE(!c.timeline.empty());
+  CHECK_FALSE(c.timeline_truncated);
+  double at = 0, training = 0;
+  std::map<campaign::Phase, int> count;
+  for (const campaign::PhaseSpan& span : c.timeline) {
+    CHECK(span.start_s == Approx(at).margin(1e-6));  // back to back, nothing missing
+    at = span.start_s + span.duration_s;
+    training += span.phase == campaign::Phase::training ? span.duration_s : 0;
+    ++count[span.phase];
+  }
+  CHECK(at == Approx(c.wall_s.mean));
+  CHECK(training == Approx(in.train_s));
+  CHECK(count[campaign::Phase::lost_work] + count[campaign::Phase::interrupted_recovery] == c.interruptions.mean);
+  CHECK(count[campaign::Phase::recovery] == count[campaign::Phase::lost_work]);
+  // Only when asked: a campaign of many samples keeps nothing.
+  in.record_timeline = false;
+  CHECK(campaign::simulate(in).timeline.empty());
 }
 
 TEST_CASE("A campaign is the same for one seed and differs across seeds", "[campaign]") {
@@ -107,8 +154,8 @@ TEST_CASE("Llama 3's published interruptions: 419 in 54 days on 16,384 GPUs, eff
   in.checkpoint_interval_s = campaign::daly_interval_s(in.checkpoint_s, mtbf_h * kHour);
   const auto c = campaign::simulate(in);
   CHECK(c.goodput > 0.90);
-  // Interruptions come at the published rate over the time the job runs (not while it recovers).
-  CHECK(c.interruptions.mean == Approx((c.wall_s.mean - c.recovery_total_s) / (mtbf_h * kHour)).epsilon(0.05));
+  // Interruptions come at the published rate over the job's whole time, recoveries included.
+  CHECK(c.interruptions.mean == Approx(c.wall_s.mean / (mtbf_h * kHour)).epsilon(0.05));
 }
 
 TEST_CASE("DeepSeek-V3's published 2.664M H800 GPU-hours for 14.8T tokens, from moesim's step", "[campaign][published]") {
@@ -204,4 +251,38 @@ TEST_CASE("moesim campaign --gpus: twice the GPUs, about half the days and the s
       {"campaign", test::record_json_path().string(), "--tokens", "1T", "--gpus", "256,x"}, tree.root());
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Contains("--gpus"));
+}
+
+TEST_CASE("moesim campaign writes CSV, plots against the GPU count and a Perfetto trace", "[campaign]") {
+  test::TempTree tree("campaign-files");
+  const std::string scenario = test::record_json_path().string();
+  // CSV: a header and one row per campaign, the JSON's figures flat.
+  const test::CliResult csv = test::run_cli(
+      {"campaign", scenario, "--tokens", "2T", "--gpus", "256,512", "--samples", "10", "--format", "csv"}, tree.root());
+  REQUIRE(csv.code == 0);
+  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 3);
+  CHECK_THAT(csv.out, Contains("wall_s_mean") && Contains("wall_s_p95") && Contains("goodput"));
+  // Plots: the data and the script always, the images where gnuplot is installed.
+  const auto plots = tree.root() / "plots";
+  const test::CliResult plotted = test::run_cli({"campaign", scenario, "--tokens", "2T", "--gpus", "256,512",
+                                                 "--samples", "10", "--plot", plots.string()},
+                                                tree.root());
+  REQUIRE(plotted.code == 0);
+  CHECK(std::filesystem::exists(plots / "campaign.dat"));
+  CHECK_THAT(test::slurp(plots / "campaign.gp"), Contains("campaign-goodput"));
+  // The trace: the first sample's phases back to back, ending with the training.
+  const auto trace = tree.root() / "campaign-trace.json";
+  const test::CliResult traced =
+      test::run_cli({"campaign", scenario, "--tokens", "1T", "--samples", "5", "--trace", trace.string()}, tree.root());
+  REQUIRE(traced.code == 0);
+  const nlohmann::json t = nlohmann::json::parse(test::slurp(trace));
+  int slices = 0;
+  for (const auto& e : t.at("traceEvents")) slices += e.at("ph") == "X";
+  CHECK(slices > 10);
+  CHECK(t.at("otherData").at("truncated") == false);
+  // One campaign only: a trace of several GPU counts is refused, as a plot of one.
+  CHECK(test::run_cli({"campaign", scenario, "--tokens", "1T", "--gpus", "256,512", "--trace", trace.string()},
+                      tree.root())
+            .code == 2);
+  CHECK(test::run_cli({"campaign", scenario, "--tokens", "1T", "--plot", plots.string()}, tree.root()).code == 2);
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "moesim/batch/gnuplot.hpp"
 #include "moesim/driver/run.hpp"
 
 namespace moesim::campaign {
@@ -46,7 +47,22 @@ struct CampaignInputs {
   double recovery_s = 0;            // detection, restart and the checkpoint's load
   int samples = 1;
   std::uint64_t seed = 1;
+  bool record_timeline = false;     // keep the first sample's phases (CampaignSamples::timeline)
 };
+
+// What a campaign's wall clock is doing: training that counts, saving, training an interruption
+// throws away, recovering (detection, restart, load), a recovery an interruption cut short.
+enum class Phase { training, checkpoint, lost_work, recovery, interrupted_recovery };
+const char* to_string(Phase p);
+
+struct PhaseSpan {
+  double start_s = 0, duration_s = 0;
+  Phase phase = Phase::training;
+};
+
+// A timeline keeps at most this many phases (a 54-day campaign saving every 4 minutes has about
+// 20,000); the rest is left out and the trace says so.
+inline constexpr std::size_t kMaxTimelineEvents = 1'000'000;
 
 struct Spread {
   double mean = 0, p5 = 0, p95 = 0;
@@ -57,8 +73,11 @@ struct CampaignSamples {
   Spread interruptions;
   double lost_work_s = 0;           // mean over samples: training redone after interruptions
   double checkpoint_total_s = 0;    // mean: time spent saving
-  double recovery_total_s = 0;      // mean: detection, restart, load
+  double recovery_total_s = 0;      // mean: detection, restart, load (cut-short attempts included)
+  double recovery_interruptions = 0;  // mean: interruptions that fell inside a recovery
   double goodput = 0;               // train_s over mean wall_s
+  std::vector<PhaseSpan> timeline;  // the first sample's, when CampaignInputs::record_timeline
+  bool timeline_truncated = false;
 };
 
 // Young/Daly's checkpoint interval (Daly, FGCS 22(3), 2006, the higher-order form): training time
@@ -68,8 +87,10 @@ double daly_interval_s(double checkpoint_s, double mtbf_s);
 
 // The expected wall time of `work_s` of training saved every `interval_s` (a save costs
 // `checkpoint_s`, none after the last segment), Poisson interruptions at `failures_per_s` during
-// work and saves, each costing `recovery_s` (itself uninterrupted) and the segment's work so far:
-// segment by segment (1/rate + recovery) (e^{rate x segment} - 1). The event loop's closed form.
+// work and saves, each costing `recovery_s` and the segment's work so far:
+// segment by segment (1/rate + recovery') (e^{rate x segment} - 1), where a recovery interrupted
+// by failures of its own takes recovery' = (e^{rate x recovery} - 1) / rate. The event loop's
+// closed form.
 double expected_wall_s(const CampaignInputs& in);
 
 CampaignSamples simulate(const CampaignInputs& in);
@@ -81,6 +102,7 @@ struct CampaignOptions {
   double price_per_gpu_hour = 0;     // 0: no cost
   int samples = 200;
   std::uint64_t seed = 1;
+  bool record_timeline = false;      // --trace
 };
 
 struct CampaignResult {
@@ -109,5 +131,11 @@ std::string campaign_table(const CampaignResult& r);
 nlohmann::json campaign_json(const CampaignResult& r);
 // The same campaign at several GPU counts (moesim campaign --gpus): one row each.
 std::string campaign_scaling_table(const std::vector<CampaignResult>& rows);
+// One CSV row per campaign: campaign_json's figures, spreads as <name>_mean, _p5, _p95.
+std::string campaign_csv(const std::vector<CampaignResult>& rows);
+// The gnuplot files of goodput and days to train against the GPU count (moesim campaign --plot).
+std::vector<batch::PlotFile> campaign_plot_files(const std::vector<CampaignResult>& rows);
+// The first sample's timeline as a Perfetto (Chrome trace event) document: one track per phase.
+nlohmann::json campaign_trace(const CampaignResult& r);
 
 }  // namespace moesim::campaign
