@@ -103,8 +103,10 @@ std::vector<MeasuredTable> dispatcher_measured_tables(const CalibrationTarget& t
     // One table per kernel and kind of line: the keys a dispatch moves are not a combine's.
     std::map<std::pair<std::string, bool>, std::vector<DispatcherRun>> groups;
     for (const DispatcherRun& run : o.runs) groups[{run.kernel, run.torch_api}].push_back(run);
-    for (const auto& [group, runs] : groups) {
-      const auto& [kernel, api] = group;
+    for (const auto& group : groups) {
+      const std::string& kernel = group.first.first;
+      const bool api = group.first.second;
+      const std::vector<DispatcherRun>& runs = group.second;  // a variable a lambda can capture
       const EpKernelSpec& spec = kernel == "dispatch" ? bundled.dispatch : bundled.combine;
       MeasuredTable m;
       m.file = o.file;

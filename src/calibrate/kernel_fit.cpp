@@ -136,8 +136,10 @@ std::vector<MeasuredTable> kernel_measured_tables(const CalibrationTarget& targe
   for (const KernelTable& t : tables) {
     std::map<std::pair<std::string, std::string>, std::vector<KernelRow>> groups;  // (op, precision)
     for (const KernelRow& r : t.rows) groups[{r.op, r.precision}].push_back(r);
-    for (const auto& [group, rows] : groups) {
-      const auto& [op, precision] = group;
+    for (const auto& group : groups) {
+      const std::string& op = group.first.first;
+      const std::string& precision = group.first.second;
+      const std::vector<KernelRow>& rows = group.second;  // a variable a lambda can capture
       MeasuredTable m;
       m.file = t.file;
       m.heading = fmt::format("{} kernels in {} on {}", op, precision, system.gpu.name);

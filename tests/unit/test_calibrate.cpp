@@ -13,6 +13,7 @@
 #include "moesim/calibrate/least_squares.hpp"
 #include "moesim/calibrate/nccl_fit.hpp"
 #include "moesim/calibrate/nccl_tests.hpp"
+#include "moesim/config/loader.hpp"
 #include "moesim/driver/collective_request.hpp"
 #include "moesim/driver/run.hpp"
 #include "test_reliability_cli.hpp"
