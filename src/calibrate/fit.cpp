@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <sstream>
 
 #include "moesim/calibrate/least_squares.hpp"
 #include "moesim/config/calibration_overlay.hpp"
+#include "moesim/util/json_path.hpp"
 
 namespace moesim::calibrate {
 
@@ -43,20 +43,11 @@ double mean_effect(const std::vector<double>& effect, const MeasuredTable& t, bo
   return sum / static_cast<double>(n);
 }
 
-// Sets a dotted key ("nccl.nvlink_efficiency") inside an object.
-template <class Json>
-void set_dotted(Json& object, const std::string& dotted, const Json& value) {
-  Json* at = &object;
-  std::stringstream parts(dotted);
-  for (std::string part; std::getline(parts, part, '.');) at = &(*at)[part];
-  *at = value;
-}
-
 }  // namespace
 
 json layered_overrides(const std::vector<Candidate>& keys, const std::vector<double>& values) {
   json o = json::object();
-  for (std::size_t i = 0; i < keys.size(); ++i) set_dotted(o, keys[i].layer + "." + keys[i].key, json(values[i]));
+  for (std::size_t i = 0; i < keys.size(); ++i) util::dotted_slot(o, keys[i].layer + "." + keys[i].key) = values[i];
   return o;
 }
 
@@ -184,7 +175,7 @@ ordered_json overlay_json(const Calibration& c) {
   ordered_json layers = ordered_json::object(), fits = ordered_json::array();
   for (const FittedParameter& p : c.parameters) {
     ordered_json& layer = layers[p.layer];
-    set_dotted(layer, p.layer_key, ordered_json(p.fitted));
+    util::dotted_slot(layer, p.layer_key) = p.fitted;
     // A key of the system's GPU sits in a reference of its own, with its own sources.
     const bool gpu = p.layer == "system" && p.layer_key.rfind("gpu.", 0) == 0;
     (gpu ? layer["gpu"] : layer)["sources"][gpu ? p.layer_key.substr(4) : p.layer_key] =
@@ -203,7 +194,7 @@ ordered_json overlay_json(const Calibration& c) {
   for (auto& [name, layer] : layers.items()) {
     if (layer.contains("gpu")) sources_last(layer["gpu"]);
     sources_last(layer);
-    set_dotted(overrides, name, layer);
+    util::dotted_slot(overrides, name) = layer;
   }
   for (const TableFit& t : c.tables) {
     ordered_json rows = ordered_json::array();

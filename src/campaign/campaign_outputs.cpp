@@ -10,9 +10,9 @@ namespace moesim::campaign {
 namespace {
 
 // campaign_json's figures, flat: {"wall_s": {"mean": ...}} -> wall_s_mean.
-std::vector<std::pair<std::string, nlohmann::json>> flat_figures(const CampaignResult& r) {
-  std::vector<std::pair<std::string, nlohmann::json>> out;
-  const nlohmann::json figures = campaign_json(r);  // alive while items() walks it
+std::vector<std::pair<std::string, batch::Json>> flat_figures(const CampaignResult& r) {
+  std::vector<std::pair<std::string, batch::Json>> out;
+  const batch::Json figures = batch::Json::parse(campaign_json(r).dump());  // the writers' JSON type
   for (const auto& [key, value] : figures.items()) {
     if (!value.is_object()) {
       out.emplace_back(key, value);
@@ -34,7 +34,7 @@ std::string campaign_csv(const std::vector<CampaignResult>& rows) {
       for (const auto& [key, value] : figures) lines.back().push_back(key);
     }
     lines.emplace_back();
-    for (const auto& [key, value] : figures) lines.back().push_back(batch::plain_value(batch::Json::parse(value.dump())));
+    for (const auto& [key, value] : figures) lines.back().push_back(batch::plain_value(value));
   }
   return batch::csv_text(lines);
 }
@@ -56,6 +56,10 @@ std::vector<batch::PlotFile> campaign_plot_files(const std::vector<CampaignResul
   script += "set ylabel 'goodput (%)'\n";
   script += batch::png_and_svg("campaign-goodput", "plot 'campaign.dat' using 1:5 with linespoints title 'goodput'\n");
   return {{"campaign.dat", data}, {"campaign.gp", script}};
+}
+
+std::vector<std::string> campaign_plot_images() {
+  return {"campaign-days.png", "campaign-days.svg", "campaign-goodput.png", "campaign-goodput.svg"};
 }
 
 const char* to_string(Phase p) {

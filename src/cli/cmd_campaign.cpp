@@ -88,8 +88,12 @@ void add_campaign_command(CLI::App& app) {
     files.inputs_read(recorder, "an input");
     files.output(a->output, "--output");
     files.output(a->trace, "--trace");
-    for (const batch::PlotFile& f : campaign::campaign_plot_files({}))
-      if (!a->plot.empty()) files.output(std::filesystem::path(a->plot) / f.name, "--plot");
+    if (!a->plot.empty()) {  // the data, the script and the images it draws
+      for (const batch::PlotFile& f : campaign::campaign_plot_files({}))
+        files.output(std::filesystem::path(a->plot) / f.name, "--plot");
+      for (const std::string& image : campaign::campaign_plot_images())
+        files.output(std::filesystem::path(a->plot) / image, "--plot");
+    }
     files.refuse_clashes();
     driver::RunOptions ro;
     ro.configs_dir = a->configs;
@@ -116,9 +120,7 @@ void add_campaign_command(CLI::App& app) {
       std::filesystem::create_directories(a->plot);
       const batch::PlotOutcome plotted =
           batch::draw_with_gnuplot(a->plot, campaign::campaign_plot_files(rows), "campaign.gp",
-                                   {"campaign-days.png", "campaign-days.svg", "campaign-goodput.png",
-                                    "campaign-goodput.svg"},
-                                   "no campaign to plot");
+                                   campaign::campaign_plot_images(), "no campaign to plot");
       fmt::print(stderr, "{}\n", plotted.message);
     }
   });

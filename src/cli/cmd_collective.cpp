@@ -60,7 +60,6 @@ double simulated(const Options& o, const platform::Topology& t, const platform::
 struct Planned {
   driver::PlannedCollective request;
   std::optional<driver::PlannedCollective> bundled;
-  std::string overlay_file;
 };
 
 Planned planned(const Options& o) {
@@ -78,7 +77,7 @@ Planned planned(const Options& o) {
     request.stack_overrides = config::calibrated_stack_overrides(*overlay, request.stack, own, dir);
   }
   try {
-    Planned p{driver::plan_collective_request(request, dir), std::nullopt, overlay ? overlay->file.string() : ""};
+    Planned p{driver::plan_collective_request(request, dir), std::nullopt};
     if (overlay) p.bundled = driver::plan_collective_request(o.request, dir);
     return p;
   } catch (const driver::CollectiveOptionError& e) {

@@ -2,7 +2,7 @@
 // the system they patch, and layered under a scenario's own overrides.
 #include "moesim/config/calibration_overlay.hpp"
 
-#include <sstream>
+#include <utility>
 
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
@@ -18,15 +18,22 @@ using nlohmann::json;
 
 namespace {
 
-// Every leaf an override layer sets, dotted under `prefix` ("nccl.nvlink_efficiency"); the
-// "sources" of the layer and of the references inside it (the system's "gpu") are not keys.
-void collect_keys(const json& layer, const std::string& prefix, std::vector<std::string>& out) {
+// Every leaf an override layer sets, dotted under `prefix` ("nccl.nvlink_efficiency"), with its
+// value; the "sources" of the layer and of the references inside it (the system's "gpu") are not
+// keys.
+void collect_leaves(const json& layer, const std::string& prefix, std::vector<std::pair<std::string, const json*>>& out) {
   for (const auto& [name, value] : layer.items()) {
     if (name == "sources" && value.is_object()) continue;
     const std::string key = prefix.empty() ? name : prefix + "." + name;
-    if (value.is_object()) collect_keys(value, key, out);
-    else out.push_back(key);
+    if (value.is_object()) collect_leaves(value, key, out);
+    else out.emplace_back(key, &value);
   }
+}
+
+void collect_keys(const json& layer, const std::string& prefix, std::vector<std::string>& out) {
+  std::vector<std::pair<std::string, const json*>> leaves;
+  collect_leaves(layer, prefix, leaves);
+  for (const auto& leaf : leaves) out.push_back(leaf.first);
 }
 
 // configs/<kind>/<name>.json with `overrides` merged in, checked at `site` (errors name it).
@@ -62,13 +69,10 @@ void read_kernels_layer(const json& layer, const std::string& label, Calibration
   for (const auto& [name, value] : layer.items())
     if (name != "architectures" && name != "sources")
       throw ConfigError(label, child_path(path, name), "architectures or sources (unknown key)");
-  std::vector<std::string> keys;
-  collect_keys(layer["architectures"], "architectures", keys);
+  std::vector<std::pair<std::string, const json*>> leaves;
+  collect_leaves(layer["architectures"], "architectures", leaves);
   const json sources = layer.value("sources", json::object());
-  for (const std::string& key : keys) {
-    const json* at = &layer;
-    std::stringstream parts(key);
-    for (std::string part; std::getline(parts, part, '.');) at = &(*at)[part];
+  for (const auto& [key, at] : leaves) {
     if (!at->is_number())
       throw ConfigError(label, path + "." + key, "a number (a key of configs/calibration/kernels.json); got " +
                                                      describe_json_value(*at));

@@ -1,11 +1,11 @@
 // Reading configs/calibration/kernels.json: strict (every key known, every number in range) and
 // sourced (every number has an entry in "sources" for itself or an enclosing object).
 #include <set>
-#include <sstream>
 
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
 #include "moesim/cost/kernel_model.hpp"
+#include "moesim/util/json_path.hpp"
 
 namespace moesim::cost {
 
@@ -135,12 +135,7 @@ KernelCalibration load_calibration(const std::filesystem::path& file, const std:
                                    const std::map<std::string, std::string>& sources, const std::string& by) {
   nlohmann::json j = config::read_json_file(file);
   if (values.empty()) return read_calibration(j, file.string());
-  for (const auto& [dotted, value] : values) {
-    nlohmann::json* at = &j;
-    std::stringstream parts(dotted);
-    for (std::string part; std::getline(parts, part, '.');) at = &(*at)[part];
-    *at = value;
-  }
+  for (const auto& [dotted, value] : values) util::dotted_slot(j, dotted) = value;
   for (const auto& [dotted, text] : sources) j["sources"][dotted] = text;
   return read_calibration(j, file.string() + " as calibrated by " + by);
 }

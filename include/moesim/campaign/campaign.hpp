@@ -135,6 +135,8 @@ std::string campaign_scaling_table(const std::vector<CampaignResult>& rows);
 std::string campaign_csv(const std::vector<CampaignResult>& rows);
 // The gnuplot files of goodput and days to train against the GPU count (moesim campaign --plot).
 std::vector<batch::PlotFile> campaign_plot_files(const std::vector<CampaignResult>& rows);
+// The images campaign.gp draws.
+std::vector<std::string> campaign_plot_images();
 // The first sample's timeline as a Perfetto (Chrome trace event) document: one track per phase.
 nlohmann::json campaign_trace(const CampaignResult& r);
 
