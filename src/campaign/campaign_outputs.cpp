@@ -69,6 +69,7 @@ const char* to_string(Phase p) {
     case Phase::lost_work: return "training lost to an interruption";
     case Phase::recovery: return "recovery";
     case Phase::interrupted_recovery: return "recovery cut short by an interruption";
+    case Phase::checkpoint_drain: return "checkpoint draining to storage";
   }
   return "?";
 }
@@ -77,7 +78,7 @@ nlohmann::json campaign_trace(const CampaignResult& r) {
   nlohmann::json events = nlohmann::json::array();
   // One track per kind of phase, named once (Perfetto's metadata events).
   const Phase phases[] = {Phase::training, Phase::checkpoint, Phase::lost_work, Phase::recovery,
-                          Phase::interrupted_recovery};
+                          Phase::interrupted_recovery, Phase::checkpoint_drain};
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", r.scenario + " campaign"}}}});
   for (const Phase p : phases)
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", static_cast<int>(p) + 1},
@@ -86,10 +87,9 @@ nlohmann::json campaign_trace(const CampaignResult& r) {
     const int track = static_cast<int>(span.phase) + 1;
     events.push_back({{"name", to_string(span.phase)}, {"ph", "X"}, {"pid", 1}, {"tid", track},
                       {"ts", span.start_s * 1e6}, {"dur", span.duration_s * 1e6}});
-    if (span.phase == Phase::lost_work || span.phase == Phase::interrupted_recovery)  // the interruption itself
-      events.push_back({{"name", "interruption"}, {"ph", "i"}, {"s", "p"}, {"pid", 1}, {"tid", track},
-                        {"ts", (span.start_s + span.duration_s) * 1e6}});
   }
+  for (const double at_s : r.samples.interruption_times_s)  // process-wide instants
+    events.push_back({{"name", "interruption"}, {"ph", "i"}, {"s", "p"}, {"pid", 1}, {"tid", 1}, {"ts", at_s * 1e6}});
   return {{"traceEvents", events},
           {"displayTimeUnit", "ms"},
           {"otherData",

@@ -59,6 +59,33 @@ ReliabilitySpec load_reliability(const std::string& name_or_file, const std::fil
   r.restart_s = positive(doc, f, "restart_s", 86400, true);
   r.storage_write_bytes_per_s = positive(doc, f, "storage_write_tbytes_per_s", 1e4) * 1e12;
   r.storage_read_bytes_per_s = positive(doc, f, "storage_read_tbytes_per_s", 1e4) * 1e12;
+  // Optional, each checked where it is read and required only by the option that uses it.
+  if (doc.contains("detection_s_by_cause")) {
+    const json& by = doc.at("detection_s_by_cause");
+    if (!by.is_object()) throw ConfigError(f, "$.detection_s_by_cause", "an object of cause -> detection seconds");
+    for (const auto& [cause, seconds] : by.items()) {
+      const std::string where = "$.detection_s_by_cause[\"" + cause + "\"]";
+      if (!doc.at("interruptions").contains(cause))
+        throw ConfigError(f, where, "a cause named in $.interruptions");
+      if (!seconds.is_number() || !std::isfinite(seconds.get<double>()) || seconds.get<double>() < 0 ||
+          seconds.get<double>() > 86400)
+        throw ConfigError(f, where, "a number >= 0 and at most 86400 (seconds)");
+      r.detection_s_by_cause[cause] = seconds.get<double>();
+    }
+  }
+  if (doc.contains("causes_keeping_nodes")) {
+    const json& keeping = doc.at("causes_keeping_nodes");
+    if (!keeping.is_array()) throw ConfigError(f, "$.causes_keeping_nodes", "an array of causes named in $.interruptions");
+    for (std::size_t i = 0; i < keeping.size(); ++i) {
+      const json& cause = keeping[i];
+      if (!cause.is_string() || !doc.at("interruptions").contains(cause.get<std::string>()))
+        throw ConfigError(f, fmt::format("$.causes_keeping_nodes[{}]", i), "a cause named in $.interruptions");
+      r.causes_keeping_nodes.push_back(cause.get<std::string>());
+    }
+  }
+  if (doc.contains("warm_restart_s")) r.warm_restart_s = positive(doc, f, "warm_restart_s", 86400);
+  if (doc.contains("node_repair_s")) r.node_repair_s = positive(doc, f, "node_repair_s", 1e8);
+  if (doc.contains("async_drain_slowdown")) r.async_drain_slowdown = positive(doc, f, "async_drain_slowdown", 10, true);
   if (doc.contains("sources")) {
     if (!doc.at("sources").is_object()) throw ConfigError(f, "$.sources", "an object of setting -> source");
     for (const auto& [k, v] : doc.at("sources").items())

@@ -33,8 +33,9 @@ double parse_tokens(const std::string& text) {
 
 struct CampaignArgs {
   std::string scenario, configs, output, format = "table", reliability = "llama3-405b-h100", tokens, gpus, plot, trace;
+  std::string checkpoint = "sync";
   double interval_min = 0, price = 0;
-  int samples = 200;
+  int samples = 200, spares = -1;
   std::uint64_t seed = 1;
 };
 
@@ -52,6 +53,15 @@ void add_campaign_command(CLI::App& app) {
   cmd->add_option("--checkpoint-interval-min", a->interval_min,
                   "Minutes of training between two checkpoints (default: Young/Daly's optimum)")
       ->check(CLI::Range(1e-3, 1e6));
+  cmd->add_option("--checkpoint", a->checkpoint,
+                  "sync: the step waits for each save's write; async: only for its copy to host memory, the write "
+                  "draining behind the training (slower by the reliability file's async_drain_slowdown)")
+      ->check(CLI::IsMember({"sync", "async"}))
+      ->capture_default_str();
+  cmd->add_option("--spares", a->spares,
+                  "Warm standby nodes held beside the job (billed): a failed node is replaced without requeue and "
+                  "repaired back into the pool; software faults restart in place (0: in place only)")
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--price-per-gpu-hour", a->price, "Price of one GPU-hour, for the cost (default: none)")
       ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--samples", a->samples, "Campaigns drawn (failures differ by sample)")
@@ -78,6 +88,8 @@ void add_campaign_command(CLI::App& app) {
     o.samples = a->samples;
     o.seed = a->seed;
     o.record_timeline = !a->trace.empty();
+    o.async_save = a->checkpoint == "async";
+    o.spare_nodes = a->spares;
     config::LoadOptions lo;
     lo.configs_dir = a->configs;
     config::InputRecorder recorder;

@@ -139,6 +139,12 @@ void describe_system(Reader& r, SystemSpec& s) {
   r.integer(key("nvlink_domain_gpus", "GPUs per NVLink domain (72: an NVL72 rack; 8: an HGX board)")
                 .at_least(1).at_most(4096),
             s.domain_gpus);
+  r.integer(key("gpus_per_node", "GPUs in the unit a failure takes out of the job and a spare replaces (4: an NVL72 "
+                                 "compute tray; 8: an HGX server); 0 (the default) = the NVLink domain")
+                .optional()
+                .at_least(0)
+                .at_most(4096),
+            s.gpus_per_node);
   r.number(key("nvlink_gbytes_per_s_per_direction", "NVLink bandwidth of one GPU, each direction")
                .in("GB/s", 1e9).at_least(1).at_most(1e5),
            s.nvlink_bytes_per_s);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include <catch2/catch.hpp>
 
@@ -123,11 +124,90 @@ TEST_CASE("A campaign's timeline is its first sample, phase after phase, as a Pe
   }
   CHECK(at == Approx(c.wall_s.mean));
   CHECK(training == Approx(in.train_s));
-  CHECK(count[campaign::Phase::lost_work] + count[campaign::Phase::interrupted_recovery] == c.interruptions.mean);
-  CHECK(count[campaign::Phase::recovery] == count[campaign::Phase::lost_work]);
+  CHECK(static_cast<double>(c.interruption_times_s.size()) == c.interruptions.mean);
+  CHECK(count[campaign::Phase::recovery] + count[campaign::Phase::interrupted_recovery] == c.interruption_times_s.size());
+  CHECK(count[campaign::Phase::lost_work] >= count[campaign::Phase::recovery]);  // a save cut short adds one
   // Only when asked: a campaign of many samples keeps nothing.
   in.record_timeline = false;
   CHECK(campaign::simulate(in).timeline.empty());
+}
+
+TEST_CASE("An asynchronous save costs the step its copy and the drain's slowdown", "[campaign]") {
+  // No failures: 10 h saved every 60 min, a 6-s copy, a 12-min drain at 2 % slower steps. Each of
+  // the 9 saves costs its copy and the 12 min the drain slows: 12 x 0.02 / 1.02 min of training.
+  auto in = inputs(10, 0, 12, 60, 5, 1);
+  in.async_save = true;
+  in.checkpoint_blocking_s = 6;
+  in.drain_slowdown = 0.02;
+  const auto c = campaign::simulate(in);
+  const double per_save = 6 + 12 * kMinute * (1 - 1 / 1.02);
+  CHECK(c.wall_s.mean == Approx(10 * kHour + 9 * per_save));
+  CHECK(c.checkpoint_total_s == Approx(9 * per_save));
+  // A drain longer than the training between saves: each save waits for the one before, so a
+  // segment takes the drain and the copy (the first one only its training and copy).
+  in.checkpoint_s = 90 * kMinute;
+  in.drain_slowdown = 0;
+  CHECK(campaign::simulate(in).wall_s.mean == Approx(60 * kMinute + 6 + 8 * (90 * kMinute + 6) + 60 * kMinute));
+}
+
+TEST_CASE("An asynchronous save counts only once drained: an interruption loses a/2 + drain", "[campaign]") {
+  // Saves every a = 60 min drain for D = 20 min (no copy, no slowdown). An interruption in the
+  // first D of a segment finds the last save still draining and falls back to the one before:
+  // work lost (1/a)[integral_0^D (a + u) du + integral_D^a u du] = a/2 + D = 50 min, not 30. Rare
+  // interruptions (every 20 h), 10-min recoveries, about 10,000 of them over 100 campaigns.
+  auto in = inputs(2000, 20, 20, 60, 10, 100);
+  in.async_save = true;
+  const auto c = campaign::simulate(in);
+  const double restarts = c.interruptions.mean - c.recovery_interruptions;
+  CHECK(c.lost_work_s / restarts / kMinute == Approx(50).epsilon(0.03));
+  in.async_save = false;
+  in.checkpoint_s = 0;
+  const auto sync = campaign::simulate(in);
+  CHECK(sync.lost_work_s / (sync.interruptions.mean - sync.recovery_interruptions) / kMinute ==
+        Approx(30).epsilon(0.03));
+  CHECK(c.wall_s.mean == Approx(in.train_s + c.lost_work_s + c.recovery_total_s + c.checkpoint_total_s));
+}
+
+namespace {
+
+// Two kinds: a hardware fault (80 %, 30-min requeued recovery, 5-min warm) and a software one.
+campaign::CampaignInputs with_kinds(campaign::CampaignInputs in, int spare_nodes, double repair_h) {
+  in.kinds = {{"hardware", 0.8, 30 * kMinute, 5 * kMinute, true}, {"software", 0.2, 20 * kMinute, 3 * kMinute, false}};
+  in.spares = {spare_nodes, repair_h * kHour};
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("Spares: warm restarts while the pool lasts, requeues once it is empty", "[campaign]") {
+  // 2,000 h, an interruption every 10 h: with no pool every recovery requeues; with 0 spares the
+  // software faults restart in place; with a pool that repairs at once every recovery is warm.
+  // Each against the closed form over its kinds' recoveries.
+  const auto base = inputs(2000, 10, 2, 60, 0, 200);
+  for (const int spares : {-1, 0, 1000}) {
+    const auto in = with_kinds(base, spares, 0);
+    const auto c = campaign::simulate(in);
+    CHECK(c.wall_s.mean == Approx(campaign::expected_wall_s(in)).epsilon(0.01));
+    const double share_warm = spares < 0 ? 0 : spares == 0 ? 0.2 : 1;
+    CHECK(c.warm_restarts / c.interruptions.mean == Approx(share_warm).margin(0.02));
+  }
+  CHECK(campaign::expected_wall_s(with_kinds(base, 1000, 0)) < campaign::expected_wall_s(with_kinds(base, 0, 0)));
+  CHECK(campaign::expected_wall_s(with_kinds(base, 0, 0)) < campaign::expected_wall_s(with_kinds(base, -1, 0)));
+  // One spare never repaired: the first hardware fault takes it, every later one requeues.
+  auto one = with_kinds(base, 1, 1e6);
+  one.kinds[0].share = 1;
+  one.kinds.pop_back();
+  const auto c = campaign::simulate(one);
+  CHECK(c.warm_restarts == 1);
+  CHECK(c.spares_exhausted == Approx(c.interruptions.mean - 1));
+  // Spares as servers of Erlang's loss system: hardware faults arrive at mu = 0.8 / 10 h, each
+  // holds a spare's place for its 10-h repair (load rho = mu R = 0.8), and a fault finding all N
+  // busy requeues: Erlang B(N, rho) = (rho^N / N!) / sum_k rho^k / k!, whatever the repair's
+  // distribution. B(1, 0.8) = 0.444, B(2, 0.8) = 0.151.
+  for (const auto& [spares, erlang_b] : {std::pair{1, 0.8 / 1.8}, std::pair{2, 0.32 / 2.12}}) {
+    const auto pool = campaign::simulate(with_kinds(base, spares, 10));
+    CHECK(pool.spares_exhausted / (0.8 * pool.interruptions.mean) == Approx(erlang_b).epsilon(0.1));
+  }
 }
 
 TEST_CASE("A campaign is the same for one seed and differs across seeds", "[campaign]") {
@@ -178,9 +258,60 @@ TEST_CASE("DeepSeek-V3's published 2.664M H800 GPU-hours for 14.8T tokens, from 
   CHECK(r.mtbf_s == Approx(3600 / (llama3().per_gpu_hour() * 2048)));
   CHECK(r.inputs.recovery_s ==
         Approx(llama3().detection_s + llama3().restart_s + r.checkpoint_bytes / llama3().storage_read_bytes_per_s));
-  CHECK(r.inputs.checkpoint_interval_s == Approx(campaign::daly_interval_s(r.inputs.checkpoint_s, r.mtbf_s)));
+  // Saved at Daly's interval, rounded to whole steps.
+  CHECK(r.inputs.checkpoint_interval_s / r.step_s == std::round(r.inputs.checkpoint_interval_s / r.step_s));
+  CHECK(r.inputs.checkpoint_interval_s ==
+        Approx(campaign::daly_interval_s(r.inputs.checkpoint_s, r.mtbf_s)).margin(r.step_s / 2 + 1e-6));
   CHECK(r.energy_j > 0);
   CHECK(r.cost == 0);
+}
+
+TEST_CASE("A campaign's kinds, spares and async saves come from the reliability file and the system",
+          "[campaign]") {
+  const Scenario s = test::bundled("scenarios/deepseek-v3-h800-dualpipe.json");
+  const driver::RunResult run = test::run(s);
+  campaign::CampaignOptions o;
+  o.tokens = 1e12;
+  o.samples = 20;
+  o.async_save = true;
+  o.spare_nodes = 2;
+  const campaign::CampaignResult r = campaign::plan_campaign(run, llama3(), o);
+  // One kind per cause, its share the cause's count over 419; a hang waits 10 min to be found.
+  REQUIRE(r.inputs.kinds.size() == 18);
+  auto kind = [&](const std::string& name) {
+    const auto k = std::find_if(r.inputs.kinds.begin(), r.inputs.kinds.end(),
+                                [&](const campaign::InterruptionKind& x) { return x.name == name; });
+    REQUIRE(k != r.inputs.kinds.end());
+    return *k;
+  };
+  const campaign::InterruptionKind gpu = kind("faulty GPU");
+  CHECK(gpu.share == Approx(148.0 / 419));
+  const double load_s = r.checkpoint_bytes / llama3().storage_read_bytes_per_s;
+  CHECK(gpu.recovery_s == Approx(10 + llama3().restart_s + load_s));
+  CHECK(gpu.warm_recovery_s == Approx(10 + llama3().warm_restart_s + load_s));
+  CHECK(gpu.loses_node);
+  const campaign::InterruptionKind hang = kind("NCCL watchdog timeout");
+  CHECK(hang.recovery_s == Approx(600 + llama3().restart_s + load_s));
+  CHECK_FALSE(hang.loses_node);
+  CHECK(kind("GPU HBM3 memory").recovery_s == Approx(llama3().detection_s + llama3().restart_s + load_s));
+  // The async copy: the largest GPU's optimizer shard over PCIe Gen5 (64 GB/s); Daly's interval
+  // for the copy and the drain's slowdown, at least the drain, in whole steps.
+  double shard = 0;
+  for (const plan::MemoryBreakdown& m : run.memory) shard = std::max(shard, m.optimizer_bytes);
+  CHECK(r.inputs.checkpoint_blocking_s == Approx(shard / 64e9));
+  CHECK(r.inputs.drain_slowdown == llama3().async_drain_slowdown);
+  const double slowdown = r.inputs.drain_slowdown;
+  const double daly = campaign::daly_interval_s(
+      r.inputs.checkpoint_blocking_s + r.inputs.checkpoint_s * slowdown / (1 + slowdown), r.mtbf_s);
+  CHECK(r.inputs.checkpoint_interval_s ==
+        Approx(std::max(std::round(daly / r.step_s), std::ceil(r.inputs.checkpoint_s / r.step_s)) * r.step_s));
+  // Two HGX servers of 8 GPUs held beside the job are billed with it.
+  CHECK(r.gpus_per_node == 8);
+  CHECK(r.spare_gpu_hours == Approx(r.samples.wall_s.mean * 16 / 3600));
+  CHECK(r.gpu_hours == Approx(r.samples.wall_s.mean * (2048 + 16) / 3600));
+  CHECK(r.samples.warm_restarts > 0);
+  // An NVL72 rack's unit is its 4-GPU compute tray.
+  CHECK(test::bundled("scenarios/gb300-256-record.json").system.gpus_per_node == 4);
 }
 
 TEST_CASE("A campaign that could never finish, or a broken reliability file, is refused by name", "[campaign]") {
@@ -196,6 +327,28 @@ TEST_CASE("A campaign that could never finish, or a broken reliability file, is 
   } catch (const ConfigError& e) {
     CHECK(e.file() == file.string());
     CHECK(e.json_path() == "$.interruptions[\"GPU\"]");
+  }
+  // A per-cause detection for a cause the file does not count.
+  const auto stray = tree.write("stray.json", R"({"name": "x", "exposure_gpu_hours": 100, "interruptions": {"GPU": 3},
+                                                 "detection_s": 1, "restart_s": 1, "storage_write_tbytes_per_s": 1,
+                                                 "storage_read_tbytes_per_s": 1, "detection_s_by_cause": {"NIC": 30}})");
+  try {
+    campaign::load_reliability(stray.string(), test::configs_dir());
+    FAIL("accepted a detection for an uncounted cause");
+  } catch (const ConfigError& e) {
+    CHECK(e.json_path() == "$.detection_s_by_cause[\"NIC\"]");
+  }
+  // --spares and --checkpoint async need the keys that price them.
+  const auto plain = tree.write("plain.json", R"({"name": "x", "exposure_gpu_hours": 1e6, "interruptions": {"GPU": 3},
+                                                 "detection_s": 1, "restart_s": 1, "storage_write_tbytes_per_s": 1,
+                                                 "storage_read_tbytes_per_s": 1})");
+  for (const auto& [option, value, key] : {std::tuple{"--spares", "2", "warm_restart_s"},
+                                           std::tuple{"--checkpoint", "async", "async_drain_slowdown"}}) {
+    const test::CliResult refused = test::run_cli({"campaign", test::record_json_path().string(), "--tokens", "1T",
+                                                   "--reliability", plain.string(), option, value},
+                                                  tree.root());
+    CHECK(refused.code == 2);
+    CHECK_THAT(refused.err, Contains(key) && Contains(plain.string()));
   }
   const test::CliResult bad_tokens =
       test::run_cli({"campaign", test::record_json_path().string(), "--tokens", "lots"}, tree.root());
@@ -226,6 +379,11 @@ TEST_CASE("moesim campaign prints the run and writes the same figures as JSON", 
   REQUIRE(table.code == 0);
   CHECK_THAT(table.out, Contains("time to train"));
   CHECK_THAT(table.out, Contains("goodput"));
+  const test::CliResult warm = test::run_cli({"campaign", test::record_json_path().string(), "--tokens", "1T",
+                                              "--samples", "20", "--spares", "2", "--checkpoint", "async"},
+                                             tree.root());
+  REQUIRE(warm.code == 0);
+  CHECK_THAT(warm.out, Contains("checkpoint (async)") && Contains("spares") && Contains("without requeue"));
 }
 
 TEST_CASE("moesim campaign --gpus: twice the GPUs, about half the days and the same GPU-hours", "[campaign]") {

@@ -30,6 +30,12 @@ struct ReliabilitySpec {
   double restart_s = 0;                  // requeue, launch, NCCL initialisation (not the load)
   double storage_write_bytes_per_s = 0;  // the cluster's sustained checkpoint bandwidth, aggregate
   double storage_read_bytes_per_s = 0;
+  // Optional, each needed only by what uses it:
+  std::map<std::string, double> detection_s_by_cause;  // a cause's own detection (a hang waits for a timeout)
+  std::vector<std::string> causes_keeping_nodes;       // software causes: the job restarts on its own nodes
+  double warm_restart_s = 0;             // a restart without requeue (a warm spare, or the nodes intact); --spares
+  double node_repair_s = 0;              // until a failed node is back in the spare pool; --spares
+  double async_drain_slowdown = -1;      // the step's slowdown while an async save drains; --checkpoint async
   std::map<std::string, std::string> sources;
 
   double per_gpu_hour() const;           // all causes
@@ -37,22 +43,48 @@ struct ReliabilitySpec {
 
 ReliabilitySpec load_reliability(const std::string& name_or_file, const std::filesystem::path& configs_dir);
 
+// One kind of interruption: its share of them all and what recovering from it costs.
+struct InterruptionKind {
+  std::string name;
+  double share = 1;                 // of all interruptions (the kinds' shares sum to 1)
+  double recovery_s = 0;            // its detection, a requeued restart, the load
+  double warm_recovery_s = 0;       // its detection, a restart without requeue, the load (with spares)
+  bool loses_node = true;           // a node leaves the job (hardware); false: a software fault
+};
+
+// Warm standby nodes held beside the job: a node-losing interruption takes one (a warm restart)
+// and sends the failed node to repair, after which it is a spare again; with none free the job
+// requeues. A fault that keeps the nodes restarts warm too.
+struct SparePool {
+  int nodes = -1;                   // -1: no pool, every restart requeues (the published default)
+  double repair_s = 0;
+};
+
 // What the event loop needs, all in seconds of wall-clock time.
 struct CampaignInputs {
   double train_s = 0;               // the token budget's steps back to back, no failure
   double step_s = 0;
   double failures_per_s = 0;        // the whole job's interruption rate (Poisson)
-  double checkpoint_s = 0;          // a synchronous save: the step waits for it
+  double checkpoint_s = 0;          // writing a save to storage: the step waits for it unless async
   double checkpoint_interval_s = 0; // training time between two saves
-  double recovery_s = 0;            // detection, restart and the checkpoint's load
+  double recovery_s = 0;            // detection, restart and the checkpoint's load (without kinds)
+  std::vector<InterruptionKind> kinds;  // empty: one kind, recovery_s
+  SparePool spares;
+  // An asynchronous save: the step waits only for the copy to host memory; the write to storage
+  // drains behind the training, which runs drain_slowdown slower meanwhile, and the save counts
+  // only once drained (an interruption before loses it). The next save waits for the drain.
+  bool async_save = false;
+  double checkpoint_blocking_s = 0; // async: the copy to host memory
+  double drain_slowdown = 0;        // async: 0.01 = steps 1 % longer while a save drains
   int samples = 1;
   std::uint64_t seed = 1;
   bool record_timeline = false;     // keep the first sample's phases (CampaignSamples::timeline)
 };
 
-// What a campaign's wall clock is doing: training that counts, saving, training an interruption
-// throws away, recovering (detection, restart, load), a recovery an interruption cut short.
-enum class Phase { training, checkpoint, lost_work, recovery, interrupted_recovery };
+// What a campaign's wall clock is doing: training that counts, saving (or waiting for a save to
+// drain), training an interruption throws away, recovering (detection, restart, load), a recovery
+// an interruption cut short; in the background, an asynchronous save draining to storage.
+enum class Phase { training, checkpoint, lost_work, recovery, interrupted_recovery, checkpoint_drain };
 const char* to_string(Phase p);
 
 struct PhaseSpan {
@@ -75,8 +107,13 @@ struct CampaignSamples {
   double checkpoint_total_s = 0;    // mean: time spent saving
   double recovery_total_s = 0;      // mean: detection, restart, load (cut-short attempts included)
   double recovery_interruptions = 0;  // mean: interruptions that fell inside a recovery
+  double warm_restarts = 0;         // mean: recoveries without requeue (with spares)
+  double spares_exhausted = 0;      // mean: node-losing interruptions that found no spare free
   double goodput = 0;               // train_s over mean wall_s
-  std::vector<PhaseSpan> timeline;  // the first sample's, when CampaignInputs::record_timeline
+  // The first sample's, when CampaignInputs::record_timeline: the foreground phases back to back,
+  // then drains (background) where they ran; interruption instants apart.
+  std::vector<PhaseSpan> timeline;
+  std::vector<double> interruption_times_s;
   bool timeline_truncated = false;
 };
 
@@ -87,10 +124,12 @@ double daly_interval_s(double checkpoint_s, double mtbf_s);
 
 // The expected wall time of `work_s` of training saved every `interval_s` (a save costs
 // `checkpoint_s`, none after the last segment), Poisson interruptions at `failures_per_s` during
-// work and saves, each costing `recovery_s` and the segment's work so far:
+// work and saves, each costing a recovery and the segment's work so far:
 // segment by segment (1/rate + recovery') (e^{rate x segment} - 1), where a recovery interrupted
-// by failures of its own takes recovery' = (e^{rate x recovery} - 1) / rate. The event loop's
-// closed form.
+// by failures of its own (each restarting it with its own kind's time R) takes
+// recovery' = E[1 - e^{-rate R}] / (rate E[e^{-rate R}]), (e^{rate R} - 1) / rate for one kind.
+// The event loop's closed form for synchronous saves, with no spare pool, an empty one (0 nodes)
+// or one that never runs dry (any other size: repairs fast against the failures).
 double expected_wall_s(const CampaignInputs& in);
 
 CampaignSamples simulate(const CampaignInputs& in);
@@ -103,6 +142,8 @@ struct CampaignOptions {
   int samples = 200;
   std::uint64_t seed = 1;
   bool record_timeline = false;      // --trace
+  bool async_save = false;           // --checkpoint async
+  int spare_nodes = -1;              // --spares (-1: none, every restart requeues)
 };
 
 struct CampaignResult {
@@ -115,9 +156,11 @@ struct CampaignResult {
   double tokens_per_s_per_gpu = 0;
   double checkpoint_bytes = 0;      // unique: parameters' master copy and optimizer state
   double mtbf_s = 0;                // the whole job's
+  int gpus_per_node = 0;            // a spare's GPUs
   CampaignInputs inputs;
   CampaignSamples samples;
-  double gpu_hours = 0;             // mean wall time x GPUs
+  double gpu_hours = 0;             // mean wall time x GPUs, the spares' included
+  double spare_gpu_hours = 0;       // of which the spares, held idle
   double energy_j = 0;              // the steps run, redone ones included
   double price_per_gpu_hour = 0;
   double cost = 0;                  // gpu_hours x price; 0 without a price

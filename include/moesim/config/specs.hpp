@@ -107,6 +107,7 @@ struct SystemSpec {
   std::string gpu_name;                   // key into configs/hardware
   GpuSpec gpu;
   int domain_gpus = 0;                    // GPUs per NVLink domain (72 NVL72, 8 HGX)
+  int gpus_per_node = 0;                  // a failure's and a spare's unit (4: NVL72 tray); 0 = the domain
   double nvlink_bytes_per_s = 0;          // per GPU, per direction
   double nvlink_latency_s = 0;            // GPU -> switch -> GPU, one way
   double nic_bytes_per_s = 0;             // per GPU, per direction
