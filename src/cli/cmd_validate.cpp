@@ -7,6 +7,7 @@
 
 #include "command_files.hpp"
 #include "commands.hpp"
+#include "moesim/campaign/campaign.hpp"
 #include "moesim/config/loader.hpp"
 #include "moesim/driver/validate.hpp"
 #include "shared_options.hpp"
@@ -26,7 +27,7 @@ void add_validate_command(CLI::App& app) {
     std::string frameworks = root + "/scenarios/frameworks/published";
     std::string format = "table", output, configs;
     std::vector<std::string> calibrations;
-    bool explain = false, quiet = false, progress = false;
+    bool explain = false, quiet = false, progress = false, campaigns = true;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--scenarios", a->dir, "Folder of published scenarios");
@@ -40,6 +41,8 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--root", a->root, "Repository root the registry's paths are relative to");
   cmd->add_option("--format", a->format, "Output format (json: the rows and the summary, for scripts)")
       ->check(CLI::IsMember({"table", "markdown", "json"}));
+  cmd->add_flag("!--no-campaigns", a->campaigns,
+                "Leave out the training campaigns (DeepSeek-V3's GPU-hours, Llama 3's interruptions)");
   cmd->add_flag("--explain", a->explain, "Table: print each gap experiment's explanation (a paragraph) under its line");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   cmd->add_flag("--progress", a->progress, "Progress on stderr even when it is not a terminal (CI logs)");
@@ -80,10 +83,20 @@ void add_validate_command(CLI::App& app) {
     }
     const driver::Validation v = driver::validate(inputs, ro, progress);
     if (bar) bar->finish();
+    const std::vector<campaign::CampaignCheck> campaigns =
+        a->campaigns ? campaign::campaign_checks(a->root, ro) : std::vector<campaign::CampaignCheck>{};
     std::string text;
-    if (a->format == "markdown") text = driver::validation_markdown(v);
-    else if (a->format == "json") text = driver::validation_json(v).dump(2) + "\n";
-    else text = driver::validation_text(v, a->explain);
+    if (a->format == "markdown") {
+      text = driver::validation_markdown(v) + (campaigns.empty() ? "" : "\n" + campaign::campaign_checks_markdown(campaigns));
+    } else if (a->format == "json") {
+      nlohmann::json j = driver::validation_json(v);
+      for (const campaign::CampaignCheck& c : campaigns)
+        j["campaigns"].push_back({{"what", c.what}, {"published", c.published}, {"moesim", c.moesim},
+                                  {"rule", c.rule}, {"inside", c.inside}});
+      text = j.dump(2) + "\n";
+    } else {
+      text = driver::validation_text(v, a->explain) + campaign::campaign_checks_text(campaigns);
+    }
     if (!a->calibrations.empty() && a->format == "table") {  // before and after (issue 41): the bundled run too
       driver::RunOptions bundled = ro;
       bundled.calibration_overlays.clear();

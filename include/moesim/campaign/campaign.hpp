@@ -183,4 +183,17 @@ std::vector<std::string> campaign_plot_images();
 // The first sample's timeline as a Perfetto (Chrome trace event) document: one track per phase.
 nlohmann::json campaign_trace(const CampaignResult& r);
 
+// The campaigns `moesim validate` reproduces: a published figure, moesim's, and whether it meets
+// its rule (time within +-5 %, an interruption count inside its Poisson 95 % interval).
+struct CampaignCheck {
+  std::string what;
+  double published = 0, moesim = 0;
+  std::string published_shown, shown;  // as printed
+  std::string rule;                 // the signed error, or the interval it must fall in
+  bool inside = false;
+};
+std::vector<CampaignCheck> campaign_checks(const std::filesystem::path& repo_root, const driver::RunOptions& ro);
+std::string campaign_checks_markdown(const std::vector<CampaignCheck>& checks);
+std::string campaign_checks_text(const std::vector<CampaignCheck>& checks);
+
 }  // namespace moesim::campaign
