@@ -152,6 +152,8 @@ void describe_scenario(Reader& r, Scenario& s) {
   r.rule("training.precision", s.system.gpu.peak_flop_per_s(s.training.precision) > 0,
          "a precision the system's GPU has tensor cores for (its peak > 0)",
          fmt::format("{} has no {} peak", s.system.gpu.name, to_string(s.training.precision)));
+  r.rule("variability.slow_gpu.rank", s.variability.slow_gpu_rank < s.gpus, "a rank below the run's GPU count",
+         fmt::format("rank {} of {} GPUs", s.variability.slow_gpu_rank, s.gpus));
   r.rule("layout.gpus_per_domain", s.layout.gpus_per_domain <= s.system.domain_gpus,
          "at most the system's nvlink_domain_gpus",
          fmt::format("{} > {}", s.layout.gpus_per_domain, s.system.domain_gpus));

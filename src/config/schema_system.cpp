@@ -130,6 +130,17 @@ void describe_variability(Reader& r, VariabilitySpec& v, bool with_routing) {
                  .at_least(0)
                  .at_most(2),
              v.expert_load_sigma);
+  if (with_routing)  // a scenario's what-if, not a system's property
+    r.object(key("slow_gpu", "one named GPU that runs slow for the whole step (a throttled or degraded part), on "
+                             "top of the spread: {\"rank\": 17, \"speed\": 0.9}; absent = none")
+                 .optional(),
+             [&](Reader& g) {
+               g.integer(key("rank", "the slow GPU's global rank (Megatron's rank order)").at_least(0), v.slow_gpu_rank);
+               g.number(key("speed", "its speed relative to its peers: its kernels take 1 / speed times as long")
+                            .above(0.05)
+                            .at_most(1),
+                        v.slow_gpu_speed);
+             });
 }
 
 void describe_system(Reader& r, SystemSpec& s) {

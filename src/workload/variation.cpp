@@ -30,7 +30,7 @@ bool is_ep_all_to_all(const Task& t) {
 
 Variation::Variation(const Scenario& s, const plan::Layout& l, const StepProgram& program, VariationMode mode)
     : l_(l), mode_(mode), seed_(static_cast<std::uint64_t>(s.seed)), v_(s.variability), load_(workload::expert_load(s, l)) {
-  active_ = v_.gpu_speed_cv > 0 || v_.kernel_jitter_cv > 0 || !load_.balanced;
+  active_ = v_.gpu_speed_cv > 0 || v_.kernel_jitter_cv > 0 || !load_.balanced || slow_gpu_time_factor() > 1;
   if (!active_) return;
   if (mode_ == VariationMode::full) {
     speed_.resize(static_cast<std::size_t>(l.world));
@@ -38,7 +38,8 @@ Variation::Variation(const Scenario& s, const plan::Layout& l, const StepProgram
     ep_member_.resize(speed_.size());
     for (int r = 0; r < l.world; ++r) {
       const double z = draws::standard_normal(seed_, draws::Stream::gpu_speed, static_cast<std::uint64_t>(r));
-      speed_[static_cast<std::size_t>(r)] = std::max(0.05, 1 + v_.gpu_speed_cv * z);
+      speed_[static_cast<std::size_t>(r)] =
+          std::max(0.05, 1 + v_.gpu_speed_cv * z) * (r == v_.slow_gpu_rank ? slow_gpu_time_factor() : 1.0);
       const plan::RankCoord c = l.coord(r);
       ep_group_[static_cast<std::size_t>(r)] = l.expert_rank(c.etp, 0, c.edp, c.pp);
       ep_member_[static_cast<std::size_t>(r)] = c.ep;
@@ -121,7 +122,11 @@ void Variation::prepare_folded(const StepProgram& program) {
     q.world = stage_gpus(l_);
     q.persistent_cv = v_.gpu_speed_cv;
     if (mode_ == VariationMode::folded_sampled) q.slowest_z = slowest_z[static_cast<std::size_t>(p)];
-    const double persistent = slowest_factor(q);  // the stage's slowest GPU alone
+    // The stage's slowest GPU alone; a named slow GPU on it is that GPU whenever it is slower than
+    // the spread's expected slowest (the what-if's premise: a part far off its peers).
+    double persistent = slowest_factor(q);
+    if (v_.slow_gpu_rank >= 0 && l_.coord(v_.slow_gpu_rank).pp == p)
+      persistent = std::max(persistent, slow_gpu_time_factor());
     for (const auto& [key, st] : stretches) {
       if (st.mean_weighted_s <= 0) continue;
       const double fresh = std::sqrt(st.jitter_var + st.load_sd_s * st.load_sd_s) / st.mean_weighted_s;

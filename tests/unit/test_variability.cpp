@@ -202,3 +202,23 @@ TEST_CASE("Hot experts slow the step monotonically and expose EP time with the m
   s.recipe.capacity_factor = 1.25;
   CHECK(simulate_step(s).metrics.step_time_s < dropless);
 }
+
+TEST_CASE("A named slow GPU slows its stage by its speed: folded and full agree", "[variability][whatif]") {
+  // 64 GPUs, identical but for GPU 37 (pipeline stage 1 of 2) at 0.9x speed: its kernels take
+  // 1/0.9 as long, every collective of its groups waits for it, its stage bounds the pipeline.
+  Scenario s = test::identical_gpus(test::small_moe(4));
+  s.training.global_batch = 32 * 8;
+  const driver::RunResult nominal = simulate_step(s);
+  s.variability.slow_gpu_rank = 37;
+  s.variability.slow_gpu_speed = 0.9;
+  const double folded = simulate_step(s).metrics.step_time_s;
+  const double full = simulate_step(s, platform::Fidelity::full).metrics.step_time_s;
+  INFO("nominal " << nominal.metrics.step_time_s << " s, folded " << folded << " s, full " << full << " s");
+  // Slower, but by at most 1/0.9: communication and the bubble's other stage are not slowed.
+  CHECK(folded > nominal.metrics.step_time_s * 1.01);
+  CHECK(folded <= nominal.metrics.step_time_s / 0.9 * (1 + 1e-9));
+  CHECK(full == Approx(folded).epsilon(0.02));
+  // At full speed the what-if is the nominal step.
+  s.variability.slow_gpu_speed = 1;
+  CHECK(simulate_step(s).metrics.step_time_s == Approx(nominal.metrics.step_time_s).epsilon(1e-12));
+}

@@ -97,6 +97,10 @@ struct VariabilitySpec {
   // tokens per step and layer is log-normal with this sigma (the router's own balancing;
   // defaults from the model), and the tokens of each micro-batch are then drawn from the shares.
   double expert_load_sigma = 0;
+  // A what-if (scenario only): one named GPU that runs slow for the whole step (a throttled or
+  // degraded part), on top of the spread. Its kernels take 1 / slow_gpu_speed times as long.
+  int slow_gpu_rank = -1;                 // -1: none
+  double slow_gpu_speed = 1;              // 0.9 = 10 % slower
 
   bool operator==(const VariabilitySpec&) const = default;
 };

@@ -55,6 +55,8 @@ class Variation {
 
  private:
   double gpu_factor(int rank, int task, const Task& t) const;
+  // The named slow GPU's kernels take this many times as long (1: none).
+  double slow_gpu_time_factor() const { return v_.slow_gpu_rank >= 0 ? 1 / v_.slow_gpu_speed : 1.0; }
   void prepare_folded(const StepProgram& program);
 
   const plan::Layout& l_;
