@@ -26,6 +26,14 @@ double positive(const json& doc, const std::string& file, const std::string& key
   return x;
 }
 
+// A finite number in [0, at_most] at `where`, or the error saying `expected`.
+double bounded(const json& v, const std::string& file, const std::string& where, double at_most,
+               const std::string& expected) {
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > at_most)
+    throw ConfigError(file, where, expected);
+  return v.get<double>();
+}
+
 }  // namespace
 
 double ReliabilitySpec::per_gpu_hour() const {
@@ -51,8 +59,7 @@ ReliabilitySpec load_reliability(const std::string& name_or_file, const std::fil
     throw ConfigError(f, "$.interruptions", "an object of interruption counts by cause, e.g. {\"faulty GPU\": 148}");
   for (const auto& [cause, count] : doc.at("interruptions").items()) {
     const std::string where = "$.interruptions[\"" + cause + "\"]";
-    if (!count.is_number() || !std::isfinite(count.get<double>()) || count.get<double>() < 0 || count.get<double>() > 1e9)
-      throw ConfigError(f, where, "a count of interruptions, a number >= 0 and at most 1e9");
+    bounded(count, f, where, 1e9, "a count of interruptions, a number >= 0 and at most 1e9");
     r.causes.push_back({cause, count.get<double>() / gpu_hours});
   }
   r.detection_s = positive(doc, f, "detection_s", 86400, true);
@@ -67,10 +74,7 @@ ReliabilitySpec load_reliability(const std::string& name_or_file, const std::fil
       const std::string where = "$.detection_s_by_cause[\"" + cause + "\"]";
       if (!doc.at("interruptions").contains(cause))
         throw ConfigError(f, where, "a cause named in $.interruptions");
-      if (!seconds.is_number() || !std::isfinite(seconds.get<double>()) || seconds.get<double>() < 0 ||
-          seconds.get<double>() > 86400)
-        throw ConfigError(f, where, "a number >= 0 and at most 86400 (seconds)");
-      r.detection_s_by_cause[cause] = seconds.get<double>();
+      r.detection_s_by_cause[cause] = bounded(seconds, f, where, 86400, "a number >= 0 and at most 86400 (seconds)");
     }
   }
   if (doc.contains("causes_keeping_nodes")) {
