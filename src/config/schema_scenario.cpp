@@ -107,6 +107,40 @@ void describe_published(Reader& r, Published& p) {
          "tflops_per_gpu, tokens_per_s_per_gpu or peak_memory_gbytes > 0 (something to compare with)");
 }
 
+void describe_fabric_faults(Reader& r, FabricFaults& f) {
+  r.object(key("nic", "NICs that run below their rated bandwidth, each direction (a link trained down to fewer "
+                      "lanes or a lower rate): {\"domain\": 3, \"speed\": 0.5} for every NIC of NVLink domain 3 "
+                      "(a rack, as layout.gpus_per_domain fills them), or {\"rank\": 517, \"speed\": 0.5} for one "
+                      "GPU's; absent = none")
+               .optional(),
+           [&](Reader& n) {
+             n.integer(key("rank", "the GPU whose NIC is degraded (Megatron's rank order); give rank or domain")
+                           .optional()
+                           .at_least(0),
+                       f.nic_rank);
+             n.integer(key("domain", "the NVLink domain (rack) whose NICs are all degraded; give rank or domain")
+                           .optional()
+                           .at_least(0),
+                       f.nic_domain);
+             n.number(key("speed", "their bandwidth over the rated one").above(0.01).at_most(1), f.nic_speed);
+             n.rule("rank", (f.nic_rank >= 0) != (f.nic_domain >= 0), "exactly one of rank and domain");
+           });
+  r.object(key("uplinks", "leaf switches whose uplinks to the spine carry less than their rated capacity (lost "
+                          "uplinks or ports at a lower rate): {\"leaf_group\": 0, \"speed\": 0.5} for every "
+                          "leaf of leaf group 0 (fabric.gpus_per_leaf domains, all rails); only traffic between "
+                          "leaf groups climbs them; absent = none")
+               .optional(),
+           [&](Reader& u) {
+             u.integer(key("leaf_group", "the leaf group (domain / fabric.gpus_per_leaf)").at_least(0),
+                       f.uplink_leaf_group);
+             u.number(key("speed", "their capacity over the rated one (a leaf that lost 1 of its u uplinks: "
+                                   "(u - 1) / u)")
+                          .above(0.01)
+                          .at_most(1),
+                      f.uplink_speed);
+           });
+}
+
 }  // namespace
 
 void describe_scenario(Reader& r, Scenario& s) {
@@ -132,6 +166,10 @@ void describe_scenario(Reader& r, Scenario& s) {
                               "variability and the model's expert_load_sigma; absent = those defaults")
                .optional(),
            [&](Reader& x) { describe_variability(x, s.variability, true); });
+  r.object(key("fabric_faults", "a what-if: scale-out links below their rated bandwidth for the whole step (a "
+                                "degraded NIC, rack or leaf); absent = none")
+               .optional(),
+           [&](Reader& x) { describe_fabric_faults(x, s.fabric_faults); });
   r.integer(key("seed", "seed of every random draw (GPU speeds, kernel jitter, expert loads): the same seed gives "
                         "the same step").optional().at_least(0),
             s.seed);
@@ -154,6 +192,19 @@ void describe_scenario(Reader& r, Scenario& s) {
          fmt::format("{} has no {} peak", s.system.gpu.name, to_string(s.training.precision)));
   r.rule("variability.slow_gpu.rank", s.variability.slow_gpu_rank < s.gpus, "a rank below the run's GPU count",
          fmt::format("rank {} of {} GPUs", s.variability.slow_gpu_rank, s.gpus));
+  {
+    const int per_domain = s.layout.gpus_per_domain > 0 ? s.layout.gpus_per_domain : s.system.domain_gpus;
+    const int domains = per_domain > 0 ? (s.gpus + per_domain - 1) / per_domain : 1;
+    const int per_leaf = s.system.fabric.gpus_per_leaf >= 1 ? s.system.fabric.gpus_per_leaf : 1;
+    r.rule("fabric_faults.nic.rank", s.fabric_faults.nic_rank < s.gpus, "a rank below the run's GPU count",
+           fmt::format("rank {} of {} GPUs", s.fabric_faults.nic_rank, s.gpus));
+    r.rule("fabric_faults.nic.domain", s.fabric_faults.nic_domain < domains,
+           "a domain of the run (gpus / layout.gpus_per_domain, rounded up)",
+           fmt::format("domain {} of {}", s.fabric_faults.nic_domain, domains));
+    r.rule("fabric_faults.uplinks.leaf_group", s.fabric_faults.uplink_leaf_group < (domains + per_leaf - 1) / per_leaf,
+           "a leaf group of the run (its domains / fabric.gpus_per_leaf, rounded up)",
+           fmt::format("leaf group {} of {}", s.fabric_faults.uplink_leaf_group, (domains + per_leaf - 1) / per_leaf));
+  }
   r.rule("layout.gpus_per_domain", s.layout.gpus_per_domain <= s.system.domain_gpus,
          "at most the system's nvlink_domain_gpus",
          fmt::format("{} > {}", s.layout.gpus_per_domain, s.system.domain_gpus));

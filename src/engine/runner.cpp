@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <map>
 #include <memory>
@@ -85,8 +86,15 @@ class Simulation {
 
   SimResult run() {
     auto engine = platform::make_engine();
-    const platform::Topology topo = platform::make_topology(
+    platform::Topology topo = platform::make_topology(
         s_.system, s_.gpus, s_.layout.gpus_per_domain, s_.training.precision);
+    platform::apply_fabric_faults(topo, s_.fabric_faults);
+    stage_nic_speed_.assign(static_cast<std::size_t>(l_.pp), 1.0);
+    if (topo.slow_nic_count > 0)
+      for (int r = 0; r < l_.world; ++r) {
+        double& speed = stage_nic_speed_[static_cast<std::size_t>(l_.coord(r).pp)];
+        speed = std::min(speed, topo.nic_speed_of(r));
+      }
     std::vector<int> simulated;
     if (opt_.fidelity == platform::Fidelity::folded) {
       for (int r = 0; r < l_.pp; ++r) simulated.push_back(l_.dense_rank(0, 0, 0, r));
@@ -333,7 +341,11 @@ class Simulation {
           group_barrier->wait();
         }
         platform::run_load(*platform_, group, plan.load, g.rank, tag);
-        if (full && t.collective == platform::CollectiveKind::all_to_all) group_barrier->wait();
+        // Every collective ends at a barrier too: a member's data is complete only when every
+        // member's has arrived, and NVLink bytes leave through each member's port with nobody
+        // receiving them (Platform::start_nvlink_egress), while the NIC's aggregated transfers
+        // couple only ring neighbours (a slow NIC holds up the whole ring, not its neighbour).
+        if (full) group_barrier->wait();
         if (sms) sms->cancel();
         return;
       }
@@ -347,13 +359,41 @@ class Simulation {
           const bool nvlink = platform_->topology().domain_of(peer) == platform_->topology().domain_of(g.rank);
           (nvlink ? g.traffic.other_nvlink_bytes : g.traffic.other_nic_bytes) += t.bytes;
         }
-        if (t.bytes > 0) sg4::Comm::sendto(host, platform_->host(peer), static_cast<uint64_t>(t.bytes));
+        if (t.bytes > 0) send_to_peer(g.rank, g.pp_rank, peer, t.peer_pp_rank, t.bytes);
         Gpu& to = gpus_[index_of_[peer]];
         to.arrived[t.message.id] = 1;
         wake(to, (*to.message_waiters)[t.message.id]);
         return;
       }
     }
+  }
+
+  // A pipeline message: out of the sender's NVLink port within its domain (full fidelity's
+  // ports, Platform::start_nvlink_egress; plus the port-to-port latency), else over the fabric.
+  // Folded: the representatives' NICs are never degraded ones (the scenario's fabric_faults), but
+  // the representatives stand for every pipeline and wait for the slowest at the gradient
+  // reduction, so a message between stages with a degraded NIC takes as long as that NIC needs:
+  // its bytes over the speed, at the representative's rate (SimGrid 3.32 ignores set_rate on a
+  // host-to-host comm, platform.hpp), holding the representative's NIC as long.
+  void send_to_peer(int rank, int pp_rank, int peer, int peer_pp_rank, double bytes) const {
+    const platform::Topology& topo = platform_->topology();
+    const auto size = static_cast<uint64_t>(bytes);
+    if (topo.domain_of(peer) == topo.domain_of(rank)) {
+      if (opt_.fidelity == platform::Fidelity::full) {
+        platform_->start_nvlink_egress(rank, static_cast<double>(size), 0)->wait();
+        sg4::this_actor::sleep_for(topo.nvlink_latency_s);
+        return;
+      }
+    } else if (opt_.fidelity == platform::Fidelity::folded) {
+      const double speed = std::min(stage_nic_speed_[static_cast<std::size_t>(pp_rank)],
+                                    stage_nic_speed_[static_cast<std::size_t>(peer_pp_rank)]);
+      if (speed < 1) {
+        sg4::Comm::sendto(platform_->host(rank), platform_->host(peer),
+                          static_cast<uint64_t>(std::llround(static_cast<double>(size) / speed)));
+        return;
+      }
+    }
+    sg4::Comm::sendto(platform_->host(rank), platform_->host(peer), size);
   }
 
   // The plan of a collective task on this GPU's own group: NCCL's algorithm, or the recipe's EP
@@ -424,6 +464,7 @@ class Simulation {
   std::exception_ptr failure_;  // the first exception an actor raised
   std::vector<Gpu> gpus_;
   std::vector<int> index_of_;
+  std::vector<double> stage_nic_speed_;  // per pipeline rank: its slowest NIC over the rated one
   std::vector<std::vector<std::uint8_t>> dependents_, message_waiters_;
   long long activities_ = 0;
   long long tasks_total_ = 0;

@@ -24,7 +24,7 @@ std::uint64_t to_bytes(double bytes) { return bytes > 0 ? static_cast<std::uint6
 
 // One tier of a rank's part: its transfers and the latency of its remaining steps.
 struct TierRun {
-  std::vector<sg4::CommPtr> comms;
+  std::vector<sg4::ActivityPtr> activities;  // its transfers (comms, or execs on NVLink ports)
   double extra_latency_s = 0;  // (steps - 1) hop latencies, slept after the transfers
   double done_at = 0;          // simulated time its last transfer completed
 };
@@ -35,17 +35,17 @@ double extra_latency(int steps, double hop_latency_s) { return steps > 1 ? (step
 // then `then_s` more (the library's latency: one sleep instead of two, a SimGrid activity less).
 // Concurrent tiers overlap, so each tier's end is tracked on its own.
 void finish_concurrent(std::vector<TierRun>& tiers, double then_s) {
-  std::vector<sg4::CommPtr> pending;
+  std::vector<sg4::ActivityPtr> pending;
   std::vector<std::size_t> owner;
   for (std::size_t i = 0; i < tiers.size(); ++i)
-    for (auto& c : tiers[i].comms) {
+    for (auto& c : tiers[i].activities) {
       pending.push_back(c);
       owner.push_back(i);
     }
   const double start = sg4::Engine::get_clock();
   for (auto& tier : tiers) tier.done_at = start;
   while (!pending.empty()) {
-    const auto idx = static_cast<std::size_t>(sg4::Comm::wait_any(pending));
+    const auto idx = static_cast<std::size_t>(sg4::Activity::wait_any(pending));
     tiers[owner[idx]].done_at = sg4::Engine::get_clock();
     pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(idx));
     owner.erase(owner.begin() + static_cast<std::ptrdiff_t>(idx));
@@ -57,7 +57,7 @@ void finish_concurrent(std::vector<TierRun>& tiers, double then_s) {
 }
 
 void finish_one(TierRun& tier, double then_s) {
-  sg4::Comm::wait_all(tier.comms);
+  for (auto& a : tier.activities) a->wait();
   if (tier.extra_latency_s + then_s > 0) sg4::this_actor::sleep_for(tier.extra_latency_s + then_s);
 }
 
@@ -72,14 +72,21 @@ struct Flow {
   double rate_cap;
 };
 
-// Starts each tier's flows with `start(flow, tier)` (which fills TierRun::comms): the tiers all at
+// Starts each tier's flows with `start(flow, tier)` (which fills TierRun::activities): the tiers all at
 // once, or one after the other; then the library's latency. The NIC tier is two flows when part
 // of it stays under the leaf and part climbs to the spine; its rate cap is split in proportion.
+//
+// Degraded links (the scenario's fabric_faults): the full platform builds them slower; the folded
+// representative's NIC and uplink share are never the degraded ones, so where its group has a
+// slower NIC or spans slower uplinks its flows are capped at their rate: every member of a
+// collective waits for its slowest member's data.
 template <class StartFlow>
-void run_tiers(const Topology& t, const TierLoad& load, StartFlow&& start) {
+void run_tiers(const Topology& t, const GroupLayout& l, bool folded, const TierLoad& load, StartFlow&& start) {
   // A cap at or above the port's rate changes nothing: leave the flow uncapped.
   const double nvl_cap = detail::nvlink_rate(t, load) < detail::port_nvlink_rate(t) ? detail::nvlink_rate(t, load) : 0;
-  const double nic_cap = detail::nic_rate(t, load) < detail::port_nic_rate(t) ? detail::nic_rate(t, load) : 0;
+  double nic_cap = detail::nic_rate(t, load) < detail::port_nic_rate(t) ? detail::nic_rate(t, load) : 0;
+  if (folded && l.nic_speed < 1) nic_cap = std::min(detail::nic_rate(t, load), l.nic_speed * detail::port_nic_rate(t));
+  const double slow_spine_cap = folded && l.uplink_speed < 1 ? l.uplink_speed * t.spine_share_bytes_per_s() : 0;
   struct TierSpec {
     int steps;
     double hop_latency_s;
@@ -94,7 +101,10 @@ void run_tiers(const Topology& t, const TierLoad& load, StartFlow&& start) {
     const double leaf = load.nic_bytes - spine;
     auto share = [&](double part) { return nic_cap > 0 && load.nic_bytes > 0 ? nic_cap * part / load.nic_bytes : 0.0; };
     if (leaf > 0) nic.flows.push_back({Route::leaf, leaf, share(leaf)});
-    if (spine > 0) nic.flows.push_back({Route::spine, spine, share(spine)});
+    if (spine > 0) {
+      const double cap = share(spine);
+      nic.flows.push_back({Route::spine, spine, slow_spine_cap > 0 && (cap <= 0 || slow_spine_cap < cap) ? slow_spine_cap : cap});
+    }
     if (nic.flows.empty()) nic.flows.push_back({load.crosses_spine ? Route::spine : Route::leaf, 0.0, 0.0});
     specs.push_back(std::move(nic));
   }
@@ -154,7 +164,8 @@ void send_folded(const Platform& p, const GroupLayout& l, const TierLoad& load, 
                                         : p.leaf_mirror(self);
   const bool nvlink = l.domains == 1;
   const Topology& t = p.topology();
-  const double rate = nvlink ? detail::nvlink_rate(t, load) : detail::nic_rate(t, load);
+  // A degraded NIC at either end (run_tiers): the rate it leaves.
+  const double rate = nvlink ? detail::nvlink_rate(t, load) : std::min(detail::nic_rate(t, load), l.nic_speed * detail::port_nic_rate(t));
   const double port = nvlink ? detail::port_nvlink_rate(t) : detail::port_nic_rate(t);
   send_async(p.host(self), dst, to_bytes(nvlink ? load.nvlink_bytes : load.nic_bytes), rate < port ? rate : 0)->wait();
   if (load.latency_s > 0) sg4::this_actor::sleep_for(load.latency_s);
@@ -164,9 +175,9 @@ double route_latency_s(const Topology& t, Route r) {
   return r == Route::nvlink ? t.nvlink_latency_s : t.scaleout_latency_s();
 }
 
-void run_folded(const Platform& p, const TierLoad& load, int self, std::string_view tag) {
+void run_folded(const Platform& p, const GroupLayout& l, const TierLoad& load, int self, std::string_view tag) {
   const Topology& t = p.topology();
-  run_tiers(t, load, [&](const Flow& f, TierRun& tier) {
+  run_tiers(t, l, true, load, [&](const Flow& f, TierRun& tier) {
     const std::uint64_t size = to_bytes(f.bytes);
     if (size == 0) {
       // SimGrid 3.32 never completes a 0-byte comm under Comm::wait_any (deadlock report;
@@ -174,7 +185,7 @@ void run_folded(const Platform& p, const TierLoad& load, int self, std::string_v
       tier.extra_latency_s += route_latency_s(t, f.route);
       return;
     }
-    tier.comms.push_back(put_async(p.mirror_mailbox(self, static_cast<int>(f.route), tag), size, f.rate_cap));
+    tier.activities.push_back(put_async(p.mirror_mailbox(self, static_cast<int>(f.route), tag), size, f.rate_cap));
   });
 }
 
@@ -206,19 +217,31 @@ void send_full(const GroupLayout& l, const TierLoad& load, const Topology& t, in
   if (load.latency_s > 0) sg4::this_actor::sleep_for(load.latency_s);
 }
 
-void run_full(const GroupLayout& l, const TierLoad& load, const Topology& t, int self, std::string_view tag) {
+// NVLink bytes leave through the member's own port (Platform::start_nvlink_egress): no mailbox,
+// so a member's NVLink tier ends when its own bytes are out; the engine's group barrier holds
+// the members together where a collective needs every member's data.
+void run_full(const Platform& p, const GroupLayout& l, const TierLoad& load, int self, std::string_view tag) {
+  const Topology& t = p.topology();
   const auto mi = static_cast<std::size_t>(l.member(self));
   // Where incoming payload pointers land; sized up front so the slots never move.
-  std::vector<void*> received(static_cast<std::size_t>(1 + l.leaf_in_count[mi] + l.spine_in_count[mi]), nullptr);
+  std::vector<void*> received(static_cast<std::size_t>(l.leaf_in_count[mi] + l.spine_in_count[mi]), nullptr);
   std::size_t next_slot = 0;
-  run_tiers(t, load, [&](const Flow& f, TierRun& tier) {
-    const int peer = f.route == Route::nvlink ? l.nvl_next[mi] : f.route == Route::leaf ? l.leaf_peer[mi] : l.spine_peer[mi];
-    const int incoming = f.route == Route::nvlink ? 1 : f.route == Route::leaf ? l.leaf_in_count[mi] : l.spine_in_count[mi];
+  run_tiers(t, l, false, load, [&](const Flow& f, TierRun& tier) {
+    if (f.route == Route::nvlink) {
+      if (l.nvl_next[mi] < 0) return;  // alone in its domain: no NVLink peer
+      tier.extra_latency_s += t.nvlink_latency_s;
+      // SimGrid 3.32 never completes a 0-byte activity under wait_any: the latency alone.
+      const std::uint64_t size = to_bytes(f.bytes);
+      if (size > 0) tier.activities.push_back(p.start_nvlink_egress(self, static_cast<double>(size), f.rate_cap));
+      return;
+    }
+    const int peer = f.route == Route::leaf ? l.leaf_peer[mi] : l.spine_peer[mi];
+    const int incoming = f.route == Route::leaf ? l.leaf_in_count[mi] : l.spine_in_count[mi];
     if (peer < 0) return;  // a zero-byte flow of a tier this member does not use
-    tier.comms.push_back(put_async(mailbox(tag, f.route, l.ranks[static_cast<std::size_t>(peer)]),
-                                   to_bytes(f.bytes), f.rate_cap));
+    tier.activities.push_back(put_async(mailbox(tag, f.route, l.ranks[static_cast<std::size_t>(peer)]),
+                                        to_bytes(f.bytes), f.rate_cap));
     sg4::Mailbox* inbox = mailbox(tag, f.route, self);
-    for (int i = 0; i < incoming; ++i) tier.comms.push_back(inbox->get_async<void>(&received[next_slot++]));
+    for (int i = 0; i < incoming; ++i) tier.activities.push_back(inbox->get_async<void>(&received[next_slot++]));
   });
 }
 
@@ -230,8 +253,8 @@ void run_member(Platform& p, const GroupLayout& l, const TierLoad& load, bool se
     else send_full(l, load, p.topology(), self, tag);
     return;
   }
-  if (p.fidelity() == Fidelity::folded) run_folded(p, load, self, tag);
-  else run_full(l, load, p.topology(), self, tag);
+  if (p.fidelity() == Fidelity::folded) run_folded(p, l, load, self, tag);
+  else run_full(p, l, load, self, tag);
 }
 
 }  // namespace

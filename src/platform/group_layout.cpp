@@ -83,6 +83,10 @@ GroupLayout analyse_group(const Topology& t, const Group& g) {
     l.domains_in_leaf_group[static_cast<std::size_t>(m)] = static_cast<int>(domains_by_leaf[leaf].size());
   }
 
+  for (int rank : l.ranks) l.nic_speed = std::min(l.nic_speed, t.nic_speed_of(rank));
+  if (l.leaf_groups > 1)
+    for (const auto& [leaf, dis] : domains_by_leaf) l.uplink_speed = std::min(l.uplink_speed, t.uplink_speed_of(leaf));
+
   l.nvl_next.assign(static_cast<std::size_t>(l.size), -1);
   for (int m = 0; m < l.size; ++m) {
     const auto mi = static_cast<std::size_t>(m);

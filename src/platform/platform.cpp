@@ -68,6 +68,15 @@ simgrid::s4u::Mailbox* Platform::mirror_mailbox(int rank, int tier, std::string_
   return box;
 }
 
+simgrid::s4u::ExecPtr Platform::start_nvlink_egress(int rank, double bytes, double rate_cap) const {
+  if (fidelity_ != Fidelity::full) throw std::logic_error("Platform: start_nvlink_egress exists in full mode only");
+  host(rank);  // throws for a rank outside the platform
+  auto exec = simgrid::s4u::Exec::init()->set_flops_amount(bytes)->set_host(nvlink_ports_[static_cast<std::size_t>(rank)]);
+  if (rate_cap > 0) exec->set_bound(rate_cap);
+  exec->start();
+  return exec;
+}
+
 Platform::GroupCache& Platform::group_cache() const {
   if (!group_cache_) group_cache_ = std::make_shared<GroupCache>();
   return *group_cache_;

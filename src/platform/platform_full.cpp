@@ -20,6 +20,7 @@ void Platform::build_full() {
   namespace sg4 = simgrid::s4u;
   const Topology& t = topology_;
   hosts_.assign(static_cast<std::size_t>(t.gpus), nullptr);
+  nvlink_ports_.assign(static_cast<std::size_t>(t.gpus), nullptr);
 
   auto* root = sg4::create_full_zone("fabric");
   // Switch crossings: latency, never a bottleneck (their ports are the links around them). A
@@ -34,7 +35,7 @@ void Platform::build_full() {
         duplex(root, "leaf-group-" + std::to_string(g), detail::kUnboundedBytesPerS, 3 * t.switch_latency_s));
     for (int r = 0; r < t.gpus_per_domain; ++r)
       uplink.push_back(duplex(root, "leaf-" + std::to_string(g) + "-rail-" + std::to_string(r) + "-uplink",
-                              t.leaf_uplink_bytes_per_s(), t.switch_latency_s));
+                              t.leaf_uplink_bytes_per_s() * t.uplink_speed_of(g), t.switch_latency_s));
   }
 
   struct Domain {
@@ -59,8 +60,9 @@ void Platform::build_full() {
     for (int r = first; r < last; ++r) {
       const std::string name = detail::gpu_name(r);
       hosts_[static_cast<std::size_t>(r)] = zone->create_host(name, t.gpu_flop_per_s);
+      nvlink_ports_[static_cast<std::size_t>(r)] = zone->create_host(name + "-nvl-port", t.nvlink_bytes_per_s);
       nvl.push_back(duplex(zone, name + "-nvl", t.nvlink_bytes_per_s, t.nvlink_latency_s / 2));
-      nic.push_back(duplex(zone, name + "-nic", t.nic_bytes_per_s, t.nic_latency_s));
+      nic.push_back(duplex(zone, name + "-nic", t.nic_bytes_per_s * t.nic_speed_of(r), t.nic_latency_s));
     }
     const int n = last - first;
     for (int a = 0; a < n; ++a) {

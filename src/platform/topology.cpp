@@ -63,6 +63,25 @@ Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, 
   return t;
 }
 
+void apply_fabric_faults(Topology& t, const FabricFaults& faults) {
+  if (faults.nic_rank >= 0 || faults.nic_domain >= 0) {
+    const bool one = faults.nic_rank >= 0;
+    t.slow_nic_first = one ? faults.nic_rank : faults.nic_domain * t.gpus_per_domain;
+    t.slow_nic_count = one ? 1 : std::min(t.gpus_per_domain, t.gpus - t.slow_nic_first);
+    t.slow_nic_speed = faults.nic_speed;
+    if (t.slow_nic_first >= t.gpus || !(faults.nic_speed > 0 && faults.nic_speed <= 1))
+      throw std::invalid_argument(fmt::format("fabric_faults: NIC of rank {} (speed {}) outside {} GPUs",
+                                              t.slow_nic_first, faults.nic_speed, t.gpus));
+  }
+  if (faults.uplink_leaf_group >= 0) {
+    if (faults.uplink_leaf_group >= t.leaf_groups() || !(faults.uplink_speed > 0 && faults.uplink_speed <= 1))
+      throw std::invalid_argument(fmt::format("fabric_faults: leaf group {} (speed {}) outside the {} leaf groups",
+                                              faults.uplink_leaf_group, faults.uplink_speed, t.leaf_groups()));
+    t.slow_uplink_leaf_group = faults.uplink_leaf_group;
+    t.slow_uplink_speed = faults.uplink_speed;
+  }
+}
+
 void check_topology(const Topology& t) {
   // Bounds far outside any machine but inside what SimGrid's double arithmetic handles: rates
   // up to 1e24 per second (tests idealise free links at 1e18 per GPU), latencies up to a

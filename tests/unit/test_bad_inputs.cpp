@@ -104,6 +104,12 @@ std::vector<BadInput> catalogue() {
       // Cross-key rules and references
       {"more GPUs than the system holds", patched({{"gpus", 20000}}), 2,
        {"$.gpus: at most the system's max_gpus (20000 > 10368)"}},
+      {"a slow GPU beyond the run", patched({{"variability", {{"slow_gpu", {{"rank", 4096}, {"speed", 0.9}}}}}}), 2,
+       {"$.variability.slow_gpu.rank: a rank below the run's GPU count (rank 4096 of 256 GPUs)"}},
+      {"a degraded rack beyond the run", patched({{"fabric_faults", {{"nic", {{"domain", 20}, {"speed", 0.5}}}}}}), 2,
+       {"$.fabric_faults.nic.domain: a domain of the run (gpus / layout.gpus_per_domain, rounded up) (domain 20 of 4)"}},
+      {"a degraded NIC named twice", patched({{"fabric_faults", {{"nic", {{"domain", 1}, {"rank", 3}, {"speed", 0.5}}}}}}), 2,
+       {"$.fabric_faults.nic.rank: exactly one of rank and domain"}},
       {"precision without tensor cores", patched({{"system", "hgx-h100"}, {"training", {{"precision", "fp4"}}}}), 2,
        {"$.training.precision", "a precision the system's GPU has tensor cores for", "has no nvfp4 peak"}},
       {"unknown precision", patched({{"training", {{"precision", "fp16"}}}}), 2,

@@ -283,3 +283,44 @@ TEST_CASE("ECMP routing slows the traffic between leaf groups alike in the close
           Approx(closed_form_seconds(t, CollectiveKind::all_gather, g, S)).epsilon(0.01));
   }
 }
+
+TEST_CASE("a degraded NIC or leaf holds up every member of a ring, folded and full alike", "[platform][fabric][whatif]") {
+  const double S = 256 * MB;
+  for (Fidelity f : {Fidelity::folded, Fidelity::full}) {
+    INFO((f == Fidelity::full ? "full" : "folded"));
+    // The NICs of domain 3 at half speed: a NIC-bound ring of 8 (one member per domain, no
+    // oversubscription) runs at the slow NIC's rate, as if every NIC were that slow.
+    Topology t = leafy(64, 8, 2, 1.0);
+    const Group g = rail0(t, {0, 1, 2, 3, 4, 5, 6, 7});
+    Topology all_slow = t;
+    all_slow.nic_bytes_per_s *= 0.5;
+    FabricFaults nic;
+    nic.nic_domain = 3;
+    nic.nic_speed = 0.5;
+    apply_fabric_faults(t, nic);
+    CHECK(t.nic_speed_of(24) == 0.5);
+    CHECK(t.nic_speed_of(32) == 1.0);
+    const double expected = closed_form_seconds(all_slow, CollectiveKind::all_gather, g, S);
+    CHECK(expected > 1.9 * closed_form_seconds(leafy(64, 8, 2, 1.0), CollectiveKind::all_gather, g, S));
+    CHECK(simulate(t, f, CollectiveKind::all_gather, g, S) == Approx(expected).epsilon(0.01));
+    // A group that avoids domain 3 does not see it.
+    const Group clear = rail0(t, {0, 1, 4, 5});
+    CHECK(simulate(t, f, CollectiveKind::all_gather, clear, S) ==
+          Approx(closed_form_seconds(leafy(64, 8, 2, 1.0), CollectiveKind::all_gather, clear, S)).epsilon(0.01));
+
+    // The uplinks of leaf group 2 at half capacity, 4:1 oversubscribed: the ring's spine part
+    // runs at half the spine share, as if every leaf were 8:1.
+    Topology leaf = leafy(64, 8, 2, 4.0);
+    FabricFaults uplinks;
+    uplinks.uplink_leaf_group = 2;
+    uplinks.uplink_speed = 0.5;
+    apply_fabric_faults(leaf, uplinks);
+    const double spine_bound = closed_form_seconds(leafy(64, 8, 2, 8.0), CollectiveKind::all_gather, g, S);
+    CHECK(simulate(leaf, f, CollectiveKind::all_gather, g, S) == Approx(spine_bound).epsilon(0.01));
+  }
+  Topology t = leafy(64, 8, 2, 1.0);
+  FabricFaults outside;
+  outside.uplink_leaf_group = 4;  // 4 leaf groups: 0..3
+  outside.uplink_speed = 0.5;
+  CHECK_THROWS_AS(apply_fabric_faults(t, outside), std::invalid_argument);
+}

@@ -51,12 +51,20 @@ TEST_CASE("make_topology rejects impossible layouts", "[platform]") {
   CHECK_THROWS_AS(make_topology(gb300_system(), 72, 73, Precision::bf16), std::invalid_argument);
 }
 
-TEST_CASE("full platform: one host per GPU with the GPU's speed", "[platform]") {
+TEST_CASE("full platform: one host per GPU with the GPU's speed, and its NVLink port's", "[platform]") {
   const Topology t = gb300_like(100, 72);  // a partial second domain
   const std::string out = run_isolated([&] {
     auto engine = make_engine();
     auto p = Platform::build(t, Fidelity::full);
-    std::string s = std::to_string(engine->get_host_count()) + " " + std::to_string(p->host(99)->get_speed());
+    // Each GPU is two hosts: its SMs and its NVLink egress port (Platform::start_nvlink_egress).
+    int gpu_hosts = 0, port_hosts = 0;
+    for (const auto* h : engine->get_all_hosts()) {
+      const bool port = h->get_name().find("-nvl-port") != std::string::npos;
+      (port ? port_hosts : gpu_hosts) += 1;
+      if (port && h->get_speed() != t.nvlink_bytes_per_s) return std::string("port at the wrong speed");
+    }
+    std::string s = std::to_string(gpu_hosts) + " " + std::to_string(port_hosts) + " " +
+                    std::to_string(p->host(99)->get_speed());
     s += p->has_host(100) ? " yes" : " no";
     try {
       p->nvlink_mirror(0);
@@ -66,7 +74,52 @@ TEST_CASE("full platform: one host per GPU with the GPU's speed", "[platform]") 
     }
     return s;
   });
-  CHECK(out == "100 " + std::to_string(2.5e15) + " no no-mirror");
+  CHECK(out == "100 100 " + std::to_string(2.5e15) + " no no-mirror");
+}
+
+TEST_CASE("full platform: a GPU's NVLink flows share its egress port max-min, caps honoured", "[platform]") {
+  const Topology t = gb300_like(16, 8);  // 900 GB/s ports
+  // Two flows of 90 GB out of GPU 3 at once: 0.2 s each. Then one capped at 300 GB/s beside an
+  // uncapped one: the uncapped one takes what the cap leaves, 600 GB/s (90/600 = 0.15 s), the
+  // capped one 90/300 = 0.3 s.
+  const std::string out = run_isolated([&] {
+    namespace sg4 = simgrid::s4u;
+    auto engine = make_engine();
+    auto p = Platform::build(t, Fidelity::full);
+    std::string s;
+    sg4::Actor::create("flows", p->host(3), [&] {
+      auto a = p->start_nvlink_egress(3, 90e9, 0);
+      auto b = p->start_nvlink_egress(3, 90e9, 0);
+      a->wait();
+      b->wait();
+      s += format_seconds(sg4::Engine::get_clock());
+      const double start = sg4::Engine::get_clock();
+      auto capped = p->start_nvlink_egress(3, 90e9, 300e9);
+      auto free = p->start_nvlink_egress(3, 90e9, 0);
+      free->wait();
+      s += " " + format_seconds(sg4::Engine::get_clock() - start);
+      capped->wait();
+      s += " " + format_seconds(sg4::Engine::get_clock() - start);
+    });
+    engine->run();
+    return s;
+  });
+  CHECK(std::stod(out.substr(0, out.find(' '))) == Approx(0.2));
+  const double free_s = std::stod(out.substr(out.find(' ') + 1, out.rfind(' ') - out.find(' ') - 1));
+  const double capped_s = std::stod(out.substr(out.rfind(' ') + 1));
+  CHECK(free_s == Approx(90e9 / 600e9));
+  CHECK(capped_s == Approx(90e9 / 300e9));
+  const std::string folded = run_isolated([&] {
+    auto engine = make_engine();
+    auto p = Platform::build(t, Fidelity::folded, {0});
+    try {
+      p->start_nvlink_egress(0, 1e9, 0);
+    } catch (const std::logic_error&) {
+      return std::string("full only");
+    }
+    return std::string("started");
+  });
+  CHECK(folded == "full only");
 }
 
 TEST_CASE("folded platform: representatives plus three mirrors each (NVLink, leaf, spine)", "[platform]") {

@@ -222,3 +222,24 @@ TEST_CASE("A named slow GPU slows its stage by its speed: folded and full agree"
   s.variability.slow_gpu_speed = 1;
   CHECK(simulate_step(s).metrics.step_time_s == Approx(nominal.metrics.step_time_s).epsilon(1e-12));
 }
+
+TEST_CASE("A rack's degraded NICs slow the pipeline messages leaving it: folded and full agree", "[variability][whatif]") {
+  // 64 identical GPUs, pipeline stage 0 on domain 0 and stage 1 on domain 1: the pipeline
+  // messages are the only traffic over the NICs. Domain 1's NICs at a quarter of their rate.
+  Scenario s = test::identical_gpus(test::small_moe(4));
+  s.training.global_batch = 32 * 8;
+  const double nominal_folded = simulate_step(s).metrics.step_time_s;
+  const double nominal_full = simulate_step(s, platform::Fidelity::full).metrics.step_time_s;
+  s.fabric_faults.nic_domain = 1;
+  s.fabric_faults.nic_speed = 0.25;
+  const driver::RunResult folded = simulate_step(s);
+  const double full = simulate_step(s, platform::Fidelity::full).metrics.step_time_s;
+  INFO("nominal " << nominal_folded << " s (full " << nominal_full << " s), folded " << folded.metrics.step_time_s
+                  << " s, full " << full << " s");
+  CHECK(folded.metrics.step_time_s > nominal_folded * 1.001);
+  CHECK(full > nominal_full * 1.001);
+  CHECK(full / nominal_full == Approx(folded.metrics.step_time_s / nominal_folded).epsilon(0.005));
+  // The messages themselves: exposed pipeline time grows.
+  s.fabric_faults = FabricFaults{};
+  CHECK(simulate_step(s).metrics.step_time_s == Approx(nominal_folded).epsilon(1e-12));
+}

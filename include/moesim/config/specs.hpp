@@ -105,6 +105,20 @@ struct VariabilitySpec {
   bool operator==(const VariabilitySpec&) const = default;
 };
 
+// A what-if (scenario only): scale-out links that run below their rated bandwidth for the whole
+// step, each direction (a NIC negotiated down to fewer lanes, a cable at a lower rate, a leaf
+// switch that lost some of its uplinks).
+struct FabricFaults {
+  int nic_rank = -1;            // one GPU's NIC; -1: none
+  int nic_domain = -1;          // or every NIC of one NVLink domain (a rack); -1: none
+  double nic_speed = 1;         // their bandwidth over the rated one
+  int uplink_leaf_group = -1;   // the uplinks of every leaf of this leaf group (all rails); -1: none
+  double uplink_speed = 1;      // over their rated capacity
+
+  bool any() const { return nic_rank >= 0 || nic_domain >= 0 || uplink_leaf_group >= 0; }
+  bool operator==(const FabricFaults&) const = default;
+};
+
 // configs/systems/<name>.json
 struct SystemSpec {
   std::string name;                       // e.g. "GB300 NVL72"
@@ -353,6 +367,7 @@ struct Scenario {
   TrainingSpec training;
   LayoutSpec layout;
   VariabilitySpec variability;            // the system's and model's defaults with the scenario's overrides
+  FabricFaults fabric_faults;             // none unless the scenario names some
   int seed = 1;                           // of every random draw (variability, routing)
   std::optional<Published> published;     // absent: nothing to compare with
   std::string calibration;                // the overlay layered over its system (moesim calibrate); "" = none

@@ -67,6 +67,15 @@ class Platform {
   // Comm::set_rate) and concurrent streams flow side by side. Call from inside an actor.
   simgrid::s4u::Mailbox* mirror_mailbox(int rank, int tier, std::string_view tag) const;
 
+  // Full only: starts `bytes` out of `rank`'s NVLink port (capped at `rate_cap` bytes/s when
+  // positive) and returns the activity; the caller adds the port-to-port latency. The port is a
+  // resource of SimGrid's CPU model (a host of the port's speed, one per GPU) rather than a link:
+  // the NVSwitch is non-blocking, so a GPU's NVLink flows compete only for its own ports, and
+  // the symmetric collectives that use them load a GPU's ingress as its egress. The CPU model
+  // updates lazily, so an event no longer re-solves every NVLink flow in the system, which the
+  // network model under network/optim:Full does (engine_setup.cpp; bench/README.md).
+  simgrid::s4u::ExecPtr start_nvlink_egress(int rank, double bytes, double rate_cap) const;
+
   // Derived per-group data (placement, ring neighbours) cached by the collectives; opaque here.
   struct GroupCache;
   GroupCache& group_cache() const;
@@ -76,6 +85,7 @@ class Platform {
   Topology topology_;
   Fidelity fidelity_;
   std::vector<simgrid::s4u::Host*> hosts_;          // indexed by rank (nullptr if not built)
+  std::vector<simgrid::s4u::Host*> nvlink_ports_;   // full only: each GPU's NVLink egress port
   std::vector<simgrid::s4u::Host*> nvlink_mirror_;  // folded only
   std::vector<simgrid::s4u::Host*> leaf_mirror_;
   std::vector<simgrid::s4u::Host*> scaleout_mirror_;

@@ -62,7 +62,22 @@ struct Topology {
   double spine_routing_efficiency = 1.0;
   NcclParams nccl;
 
+  // What-if faults (config::FabricFaults, apply_fabric_faults()): the NICs of ranks
+  // [slow_nic_first, slow_nic_first + slow_nic_count) at slow_nic_speed of nic_bytes_per_s, and
+  // the uplinks of leaf group slow_uplink_leaf_group at slow_uplink_speed of their capacity.
+  int slow_nic_first = 0;
+  int slow_nic_count = 0;
+  double slow_nic_speed = 1.0;
+  int slow_uplink_leaf_group = -1;
+  double slow_uplink_speed = 1.0;
+
   int domains() const { return (gpus + gpus_per_domain - 1) / gpus_per_domain; }
+  double nic_speed_of(int rank) const {
+    return rank >= slow_nic_first && rank < slow_nic_first + slow_nic_count ? slow_nic_speed : 1.0;
+  }
+  double uplink_speed_of(int leaf_group) const {
+    return leaf_group == slow_uplink_leaf_group ? slow_uplink_speed : 1.0;
+  }
   int domain_of(int rank) const { return rank / gpus_per_domain; }
   int rail_of(int rank) const { return rank % gpus_per_domain; }
   int leaf_group_of_domain(int domain) const { return domain / domains_per_leaf; }
@@ -99,5 +114,9 @@ double ecmp_efficiency(int flows, int uplinks);
 
 // gpus_per_domain = 0 takes the system's whole domain. Checked with check_topology().
 Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, Precision precision);
+
+// The scenario's degraded links on `t` (its domains as the layout fills them). The scenario's
+// reader checked the ranks, domains and speeds; throws std::invalid_argument for one outside `t`.
+void apply_fabric_faults(Topology& t, const FabricFaults& faults);
 
 }  // namespace moesim::platform
