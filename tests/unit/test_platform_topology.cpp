@@ -95,8 +95,8 @@ TEST_CASE("full platform: a GPU's NVLink flows share its egress port max-min, ca
       s += format_seconds(sg4::Engine::get_clock());
       const double start = sg4::Engine::get_clock();
       auto capped = p->start_nvlink_egress(3, 90e9, 300e9);
-      auto free = p->start_nvlink_egress(3, 90e9, 0);
-      free->wait();
+      auto uncapped = p->start_nvlink_egress(3, 90e9, 0);
+      uncapped->wait();
       s += " " + format_seconds(sg4::Engine::get_clock() - start);
       capped->wait();
       s += " " + format_seconds(sg4::Engine::get_clock() - start);
@@ -105,9 +105,9 @@ TEST_CASE("full platform: a GPU's NVLink flows share its egress port max-min, ca
     return s;
   });
   CHECK(std::stod(out.substr(0, out.find(' '))) == Approx(0.2));
-  const double free_s = std::stod(out.substr(out.find(' ') + 1, out.rfind(' ') - out.find(' ') - 1));
+  const double uncapped_s = std::stod(out.substr(out.find(' ') + 1, out.rfind(' ') - out.find(' ') - 1));
   const double capped_s = std::stod(out.substr(out.rfind(' ') + 1));
-  CHECK(free_s == Approx(90e9 / 600e9));
+  CHECK(uncapped_s == Approx(90e9 / 600e9));
   CHECK(capped_s == Approx(90e9 / 300e9));
   const std::string folded = run_isolated([&] {
     auto engine = make_engine();
