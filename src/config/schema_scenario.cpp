@@ -196,14 +196,15 @@ void describe_scenario(Reader& r, Scenario& s) {
     const int per_domain = s.layout.gpus_per_domain > 0 ? s.layout.gpus_per_domain : s.system.domain_gpus;
     const int domains = per_domain > 0 ? (s.gpus + per_domain - 1) / per_domain : 1;
     const int per_leaf = s.system.fabric.gpus_per_leaf >= 1 ? s.system.fabric.gpus_per_leaf : 1;
+    const int leaf_groups = (domains + per_leaf - 1) / per_leaf;
     r.rule("fabric_faults.nic.rank", s.fabric_faults.nic_rank < s.gpus, "a rank below the run's GPU count",
            fmt::format("rank {} of {} GPUs", s.fabric_faults.nic_rank, s.gpus));
     r.rule("fabric_faults.nic.domain", s.fabric_faults.nic_domain < domains,
            "a domain of the run (gpus / layout.gpus_per_domain, rounded up)",
            fmt::format("domain {} of {}", s.fabric_faults.nic_domain, domains));
-    r.rule("fabric_faults.uplinks.leaf_group", s.fabric_faults.uplink_leaf_group < (domains + per_leaf - 1) / per_leaf,
+    r.rule("fabric_faults.uplinks.leaf_group", s.fabric_faults.uplink_leaf_group < leaf_groups,
            "a leaf group of the run (its domains / fabric.gpus_per_leaf, rounded up)",
-           fmt::format("leaf group {} of {}", s.fabric_faults.uplink_leaf_group, (domains + per_leaf - 1) / per_leaf));
+           fmt::format("leaf group {} of {}", s.fabric_faults.uplink_leaf_group, leaf_groups));
   }
   r.rule("layout.gpus_per_domain", s.layout.gpus_per_domain <= s.system.domain_gpus,
          "at most the system's nvlink_domain_gpus",

@@ -378,22 +378,18 @@ class Simulation {
   void send_to_peer(int rank, int pp_rank, int peer, int peer_pp_rank, double bytes) const {
     const platform::Topology& topo = platform_->topology();
     const auto size = static_cast<uint64_t>(bytes);
-    if (topo.domain_of(peer) == topo.domain_of(rank)) {
-      if (opt_.fidelity == platform::Fidelity::full) {
-        platform_->start_nvlink_egress(rank, static_cast<double>(size), 0)->wait();
-        sg4::this_actor::sleep_for(topo.nvlink_latency_s);
-        return;
-      }
-    } else if (opt_.fidelity == platform::Fidelity::folded) {
-      const double speed = std::min(stage_nic_speed_[static_cast<std::size_t>(pp_rank)],
-                                    stage_nic_speed_[static_cast<std::size_t>(peer_pp_rank)]);
-      if (speed < 1) {
-        sg4::Comm::sendto(platform_->host(rank), platform_->host(peer),
-                          static_cast<uint64_t>(std::llround(static_cast<double>(size) / speed)));
-        return;
-      }
+    const bool same_domain = topo.domain_of(peer) == topo.domain_of(rank);
+    const bool full = opt_.fidelity == platform::Fidelity::full;
+    if (full && same_domain) {
+      platform_->start_nvlink_egress(rank, static_cast<double>(size), 0)->wait();
+      sg4::this_actor::sleep_for(topo.nvlink_latency_s);
+      return;
     }
-    sg4::Comm::sendto(platform_->host(rank), platform_->host(peer), size);
+    const double speed = full || same_domain ? 1.0
+                                             : std::min(stage_nic_speed_[static_cast<std::size_t>(pp_rank)],
+                                                        stage_nic_speed_[static_cast<std::size_t>(peer_pp_rank)]);
+    sg4::Comm::sendto(platform_->host(rank), platform_->host(peer),
+                      speed < 1 ? static_cast<uint64_t>(std::llround(static_cast<double>(size) / speed)) : size);
   }
 
   // The plan of a collective task on this GPU's own group: NCCL's algorithm, or the recipe's EP

@@ -102,8 +102,9 @@ void run_tiers(const Topology& t, const GroupLayout& l, bool folded, const TierL
     auto share = [&](double part) { return nic_cap > 0 && load.nic_bytes > 0 ? nic_cap * part / load.nic_bytes : 0.0; };
     if (leaf > 0) nic.flows.push_back({Route::leaf, leaf, share(leaf)});
     if (spine > 0) {
-      const double cap = share(spine);
-      nic.flows.push_back({Route::spine, spine, slow_spine_cap > 0 && (cap <= 0 || slow_spine_cap < cap) ? slow_spine_cap : cap});
+      double cap = share(spine);  // 0: uncapped
+      if (slow_spine_cap > 0 && (cap <= 0 || slow_spine_cap < cap)) cap = slow_spine_cap;
+      nic.flows.push_back({Route::spine, spine, cap});
     }
     if (nic.flows.empty()) nic.flows.push_back({load.crosses_spine ? Route::spine : Route::leaf, 0.0, 0.0});
     specs.push_back(std::move(nic));
@@ -164,8 +165,7 @@ void send_folded(const Platform& p, const GroupLayout& l, const TierLoad& load, 
                                         : p.leaf_mirror(self);
   const bool nvlink = l.domains == 1;
   const Topology& t = p.topology();
-  // A degraded NIC at either end (run_tiers): the rate it leaves.
-  const double rate = nvlink ? detail::nvlink_rate(t, load) : std::min(detail::nic_rate(t, load), l.nic_speed * detail::port_nic_rate(t));
+  const double rate = nvlink ? detail::nvlink_rate(t, load) : detail::nic_rate(t, load);
   const double port = nvlink ? detail::port_nvlink_rate(t) : detail::port_nic_rate(t);
   send_async(p.host(self), dst, to_bytes(nvlink ? load.nvlink_bytes : load.nic_bytes), rate < port ? rate : 0)->wait();
   if (load.latency_s > 0) sg4::this_actor::sleep_for(load.latency_s);

@@ -31,6 +31,11 @@ struct GroupLayout {
   std::vector<int> members_in_leaf_group;         // per member: members in its leaf group (itself included)
   std::vector<int> domains_in_leaf_group;         // per member: spanned domains in its leaf group
 
+  // The slowest NIC among the members and the slowest uplinks among the spanned leaf groups
+  // (when traffic climbs to the spine), over their rated speeds (Topology's what-if faults).
+  double nic_speed = 1.0;
+  double uplink_speed = 1.0;
+
   // Full fidelity exchange pattern, chosen so each port carries exactly its own rank's bytes:
   // NVLink bytes go to the next member of the same domain (a ring, in-degree 1). NIC bytes that
   // stay under the leaf go to the member of the same local index (modulo that domain's count) in
@@ -38,11 +43,6 @@ struct GroupLayout {
   // spine to the same local index in the domain at the same position of the next spanned leaf
   // group (spine_peer). In-degrees are 1 when the spanned domains and leaf groups hold equal
   // numbers of members. -1 where there is none.
-  // The slowest NIC among the members and the slowest uplinks among the spanned leaf groups
-  // (when traffic climbs to the spine), over their rated speeds (Topology's what-if faults).
-  double nic_speed = 1.0;
-  double uplink_speed = 1.0;
-
   std::vector<int> nvl_next;
   std::vector<int> leaf_peer, spine_peer;
   std::vector<int> leaf_in_count, spine_in_count;  // how many members send to this one

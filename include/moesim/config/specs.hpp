@@ -115,7 +115,6 @@ struct FabricFaults {
   int uplink_leaf_group = -1;   // the uplinks of every leaf of this leaf group (all rails); -1: none
   double uplink_speed = 1;      // over their rated capacity
 
-  bool any() const { return nic_rank >= 0 || nic_domain >= 0 || uplink_leaf_group >= 0; }
   bool operator==(const FabricFaults&) const = default;
 };
 
