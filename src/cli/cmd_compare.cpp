@@ -8,7 +8,7 @@ namespace moesim::cli {
 void add_compare_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("compare", "Compare two scenarios, sweeps or sweep results side by side with ratios");
   struct Args {
-    std::string a, b, format = "table", configs, output;
+    std::string a, b, format = "table", configs, output, fidelity = "folded";
     int jobs = 0;
   };
   auto args = std::make_shared<Args>();
@@ -19,8 +19,11 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("-j,--jobs", args->jobs, "Points simulated at once for sweep files (default: the available cores)")
       ->check(CLI::Range(0, 4096));
   cmd->add_option("-o,--output", args->output, "Write to this file instead of stdout");
+  cmd->add_option("--fidelity", args->fidelity, "folded: one GPU per symmetric role (default); full: every GPU")
+      ->check(CLI::IsMember({"folded", "full"}));
   cmd->callback([args] {
     sweep::SweepOptions o;
+    o.fidelity = args->fidelity == "full" ? platform::Fidelity::full : platform::Fidelity::folded;
     o.jobs = args->jobs;
     o.configs_dir = args->configs;
     CommandFiles files;

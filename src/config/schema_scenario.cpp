@@ -170,7 +170,15 @@ void describe_scenario(Reader& r, Scenario& s) {
                                 "degraded NIC, rack or leaf); absent = none")
                .optional(),
            [&](Reader& x) { describe_fabric_faults(x, s.fabric_faults); });
-  r.integer(key("seed", "seed of every random draw (GPU speeds, kernel jitter, expert loads): the same seed gives "
+  r.choice(key("placement", "a what-if: which GPU each rank runs on. in_order: Megatron's ranks fill the NVLink "
+                            "domains one after the other (the default, what a topology-aware launcher does); "
+                            "round_robin_nodes: the job's k-th node (system gpus_per_node consecutive ranks) in "
+                            "domain k mod domains, as a host list that cycles over the racks gives it; "
+                            "random_nodes: the nodes in a random order drawn from seed, as a topology-unaware "
+                            "scheduler gives them")
+               .optional(),
+           s.placement, {"in_order", "round_robin_nodes", "random_nodes"});
+  r.integer(key("seed", "seed of every random draw (GPU speeds, kernel jitter, expert loads, the random_nodes placement): the same seed gives "
                         "the same step").optional().at_least(0),
             s.seed);
   Published published;
@@ -205,6 +213,13 @@ void describe_scenario(Reader& r, Scenario& s) {
     r.rule("fabric_faults.uplinks.leaf_group", s.fabric_faults.uplink_leaf_group < leaf_groups,
            "a leaf group of the run (its domains / fabric.gpus_per_leaf, rounded up)",
            fmt::format("leaf group {} of {}", s.fabric_faults.uplink_leaf_group, leaf_groups));
+  }
+  {
+    const int per_domain = s.layout.gpus_per_domain > 0 ? s.layout.gpus_per_domain : s.system.domain_gpus;
+    const int per_node = s.system.gpus_per_node > 0 ? s.system.gpus_per_node : s.system.domain_gpus;
+    r.rule("placement", s.placement == "in_order" || (per_node > 0 && per_domain % per_node == 0 && s.gpus % per_node == 0),
+           "in_order, or whole nodes: layout.gpus_per_domain and gpus multiples of the system's gpus_per_node",
+           fmt::format("{} GPUs per domain, {} GPUs, {} per node", per_domain, s.gpus, per_node));
   }
   r.rule("layout.gpus_per_domain", s.layout.gpus_per_domain <= s.system.domain_gpus,
          "at most the system's nvlink_domain_gpus",

@@ -12,7 +12,14 @@ namespace moesim::driver {
 
 // What SimGrid receives must be finite and in range (it aborts otherwise, or loops on a zero
 // rate): checked here, where the scenario's file can be named with the key that caused it.
-void check_simulation_inputs(const Scenario& s, const workload::StepProgram& program) {
+void check_simulation_inputs(const Scenario& s, const workload::StepProgram& program, platform::Fidelity fidelity) {
+  // Folded fidelity simulates one GPU per role and lets it stand for the others: true when every
+  // group of a role sits on the racks as its representative's does (in_order, round_robin_nodes),
+  // not when each node went to a random rack.
+  if (fidelity == platform::Fidelity::folded && s.placement == "random_nodes")
+    throw ConfigError(s.file, "$.placement",
+                      "in_order or round_robin_nodes in folded fidelity (one GPU per role stands for all, and under "
+                      "random_nodes every group sits on its own racks); run random_nodes with --fidelity full");
   try {
     platform::make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision);
   } catch (const platform::TopologyError& e) {

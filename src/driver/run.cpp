@@ -46,7 +46,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   const WorkEstimate work = estimate_work(r.layout, workload::task_counts(s, r.layout, calibration), options.engine);
   refuse_oversized(work, available_memory_bytes(), options.force);
   const workload::StepProgram program = workload::build_step(s, r.layout, calibration);
-  check_simulation_inputs(s, program);
+  check_simulation_inputs(s, program, options.engine.fidelity);
   r.sim = engine::simulate(s, r.layout, program, options.engine);
   if (options.engine.record_timeline) r.program = program;
 

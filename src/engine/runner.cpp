@@ -86,11 +86,9 @@ class Simulation {
 
   SimResult run() {
     auto engine = platform::make_engine();
-    platform::Topology topo = platform::make_topology(
-        s_.system, s_.gpus, s_.layout.gpus_per_domain, s_.training.precision);
-    platform::apply_fabric_faults(topo, s_.fabric_faults);
+    platform::Topology topo = platform::scenario_topology(s_);
     stage_nic_speed_.assign(static_cast<std::size_t>(l_.pp), 1.0);
-    if (topo.slow_nic_count > 0)
+    if (topo.any_slow_nic())
       for (int r = 0; r < l_.world; ++r) {
         double& speed = stage_nic_speed_[static_cast<std::size_t>(l_.coord(r).pp)];
         speed = std::min(speed, topo.nic_speed_of(r));

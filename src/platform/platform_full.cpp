@@ -43,10 +43,16 @@ void Platform::build_full() {
     simgrid::kernel::routing::NetPoint* to_leaf;
     simgrid::kernel::routing::NetPoint* to_spine;
   };
+  // The ranks on each domain's GPUs, in rail order (the scenario's placement; the last domain may
+  // be partial).
+  std::vector<std::vector<int>> ranks_in_domain(static_cast<std::size_t>(t.domains()));
+  for (int r = 0; r < t.gpus; ++r) ranks_in_domain[static_cast<std::size_t>(t.domain_of(r))].push_back(r);
+  for (auto& ranks : ranks_in_domain)
+    std::sort(ranks.begin(), ranks.end(), [&](int a, int b) { return t.rail_of(a) < t.rail_of(b); });
+
   std::vector<Domain> domains;
   for (int d = 0; d < t.domains(); ++d) {
-    const int first = d * t.gpus_per_domain;
-    const int last = std::min(t.gpus, first + t.gpus_per_domain);  // the last domain may be partial
+    const std::vector<int>& ranks = ranks_in_domain[static_cast<std::size_t>(d)];
     const std::string dname = "domain-" + std::to_string(d);
     const int g = t.leaf_group_of_domain(d);
 
@@ -57,23 +63,23 @@ void Platform::build_full() {
 
     std::vector<sg4::SplitDuplexLink*> nvl;
     std::vector<sg4::SplitDuplexLink*> nic;
-    for (int r = first; r < last; ++r) {
+    for (int r : ranks) {
       const std::string name = detail::gpu_name(r);
       hosts_[static_cast<std::size_t>(r)] = zone->create_host(name, t.gpu_flop_per_s);
       nvlink_ports_[static_cast<std::size_t>(r)] = zone->create_host(name + "-nvl-port", t.nvlink_bytes_per_s);
       nvl.push_back(duplex(zone, name + "-nvl", t.nvlink_bytes_per_s, t.nvlink_latency_s / 2));
       nic.push_back(duplex(zone, name + "-nic", t.nic_bytes_per_s * t.nic_speed_of(r), t.nic_latency_s));
     }
-    const int n = last - first;
-    for (int a = 0; a < n; ++a) {
-      auto* ha = hosts_[static_cast<std::size_t>(first + a)]->get_netpoint();
+    const auto n = ranks.size();
+    for (std::size_t a = 0; a < n; ++a) {
+      auto* ha = hosts_[static_cast<std::size_t>(ranks[a])]->get_netpoint();
       // Non-blocking NVSwitch: only the two GPU ports are constraints.
-      for (int b = 0; b < n; ++b) {
+      for (std::size_t b = 0; b < n; ++b) {
         if (a == b) continue;
-        auto* hb = hosts_[static_cast<std::size_t>(first + b)]->get_netpoint();
+        auto* hb = hosts_[static_cast<std::size_t>(ranks[b])]->get_netpoint();
         zone->add_route(ha, hb, nullptr, nullptr, {up(nvl[a]), down(nvl[b])}, false);
       }
-      auto* rail_uplink = uplink[static_cast<std::size_t>(g * t.gpus_per_domain + a)];
+      auto* rail_uplink = uplink[static_cast<std::size_t>(g * t.gpus_per_domain + t.rail_of(ranks[a]))];
       zone->add_route(ha, to_leaf, nullptr, nullptr, {up(nic[a])}, false);
       zone->add_route(to_leaf, ha, nullptr, nullptr, {down(nic[a])}, false);
       zone->add_route(ha, to_spine, nullptr, nullptr, {up(nic[a]), up(rail_uplink)}, false);

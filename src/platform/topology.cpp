@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -65,13 +66,12 @@ Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, 
 
 void apply_fabric_faults(Topology& t, const FabricFaults& faults) {
   if (faults.nic_rank >= 0 || faults.nic_domain >= 0) {
-    const bool one = faults.nic_rank >= 0;
-    t.slow_nic_first = one ? faults.nic_rank : faults.nic_domain * t.gpus_per_domain;
-    t.slow_nic_count = one ? 1 : std::min(t.gpus_per_domain, t.gpus - t.slow_nic_first);
+    if (faults.nic_rank >= t.gpus || faults.nic_domain >= t.domains() || !(faults.nic_speed > 0 && faults.nic_speed <= 1))
+      throw std::invalid_argument(fmt::format("fabric_faults: NIC of rank {} or domain {} (speed {}) outside {} GPUs",
+                                              faults.nic_rank, faults.nic_domain, faults.nic_speed, t.gpus));
+    t.slow_nic_rank = faults.nic_rank;
+    t.slow_nic_domain = faults.nic_domain;
     t.slow_nic_speed = faults.nic_speed;
-    if (t.slow_nic_first >= t.gpus || !(faults.nic_speed > 0 && faults.nic_speed <= 1))
-      throw std::invalid_argument(fmt::format("fabric_faults: NIC of rank {} (speed {}) outside {} GPUs",
-                                              t.slow_nic_first, faults.nic_speed, t.gpus));
   }
   if (faults.uplink_leaf_group >= 0) {
     if (faults.uplink_leaf_group >= t.leaf_groups() || !(faults.uplink_speed > 0 && faults.uplink_speed <= 1))
@@ -80,6 +80,53 @@ void apply_fabric_faults(Topology& t, const FabricFaults& faults) {
     t.slow_uplink_leaf_group = faults.uplink_leaf_group;
     t.slow_uplink_speed = faults.uplink_speed;
   }
+}
+
+void apply_placement(Topology& t, const std::string& placement, int gpus_per_node, std::uint64_t seed) {
+  if (placement == "in_order") {
+    t.gpu_of_rank.clear();
+    return;
+  }
+  if (gpus_per_node <= 0 || t.gpus_per_domain % gpus_per_node != 0 || t.gpus % gpus_per_node != 0)
+    throw std::invalid_argument(fmt::format("placement {}: nodes of {} GPUs do not tile {} GPUs in domains of {}",
+                                            placement, gpus_per_node, t.gpus, t.gpus_per_domain));
+  // Node slots in the order the job's nodes take them: node k of the job (ranks k x
+  // gpus_per_node onwards) lands on slot node_slot[k], the (slot mod nodes per domain)-th node
+  // of domain slot / nodes per domain.
+  const int nodes = t.gpus / gpus_per_node;
+  const int nodes_per_domain = t.gpus_per_domain / gpus_per_node;
+  std::vector<int> node_slot;
+  node_slot.reserve(static_cast<std::size_t>(nodes));
+  if (placement == "round_robin_nodes") {
+    // Cycle over the domains: each takes its next node in turn (a partial last domain drops out
+    // of the cycle once full).
+    for (int position = 0; position < nodes_per_domain; ++position)
+      for (int d = 0; d < t.domains(); ++d)
+        if (const int slot = d * nodes_per_domain + position; slot < nodes) node_slot.push_back(slot);
+  } else if (placement == "random_nodes") {
+    for (int k = 0; k < nodes; ++k) node_slot.push_back(k);
+    // Fisher-Yates on mt19937_64, whose sequence the standard fixes: the same seed, the same
+    // placement on every platform (std::shuffle's distribution is the library's own).
+    std::mt19937_64 rng(seed);
+    for (int i = nodes - 1; i > 0; --i)
+      std::swap(node_slot[static_cast<std::size_t>(i)],
+                node_slot[static_cast<std::size_t>(rng() % static_cast<std::uint64_t>(i + 1))]);
+  } else {
+    throw std::invalid_argument("placement: unknown placement '" + placement +
+                                "'; expected in_order, round_robin_nodes or random_nodes");
+  }
+  t.gpu_of_rank.assign(static_cast<std::size_t>(t.gpus), 0);
+  for (int rank = 0; rank < t.gpus; ++rank)
+    t.gpu_of_rank[static_cast<std::size_t>(rank)] =
+        node_slot[static_cast<std::size_t>(rank / gpus_per_node)] * gpus_per_node + rank % gpus_per_node;
+}
+
+Topology scenario_topology(const Scenario& s) {
+  Topology t = make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision);
+  apply_placement(t, s.placement, s.system.gpus_per_node > 0 ? s.system.gpus_per_node : s.system.domain_gpus,
+                  static_cast<std::uint64_t>(s.seed));
+  apply_fabric_faults(t, s.fabric_faults);
+  return t;
 }
 
 void check_topology(const Topology& t) {

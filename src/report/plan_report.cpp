@@ -30,14 +30,14 @@ std::string rank_span(const std::vector<int>& ranks) {
 
 nlohmann::json plan_json(const Scenario& s, const plan::Layout& l,
                          const std::vector<plan::MemoryBreakdown>& memory, const driver::FitReport* fits_if) {
-  const platform::Topology topo =
-      platform::make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision);
+  const platform::Topology topo = platform::scenario_topology(s);
   nlohmann::json j;
   j["scenario"] = s.name;
   j["gpus"] = s.gpus;
   j["system"] = s.system.name;
   j["nvlink_domains"] = topo.domains();
   j["gpus_per_domain"] = topo.gpus_per_domain;
+  j["placement"] = s.placement;
   j["layout"] = {{"tp", l.tp}, {"cp", l.cp}, {"pp", l.pp}, {"vpp", l.vpp}, {"ep", l.ep},
                  {"etp", l.etp}, {"dp", l.dp}, {"edp", l.edp}, {"microbatches", l.microbatches},
                  {"schedule", plan::to_string(l.schedule)},
@@ -70,11 +70,11 @@ nlohmann::json plan_json(const Scenario& s, const plan::Layout& l,
 
 std::string plan_table(const Scenario& s, const plan::Layout& l,
                        const std::vector<plan::MemoryBreakdown>& memory, const driver::FitReport* fits_if) {
-  const platform::Topology topo =
-      platform::make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision);
+  const platform::Topology topo = platform::scenario_topology(s);
   std::string out = fmt::format("{}\n", s.name);
-  out += fmt::format("  {} GPUs on {}: {} NVLink domain(s) of {} GPUs used\n", s.gpus, s.system.name,
-                     topo.domains(), topo.gpus_per_domain);
+  out += fmt::format("  {} GPUs on {}: {} NVLink domain(s) of {} GPUs used{}\n", s.gpus, s.system.name,
+                     topo.domains(), topo.gpus_per_domain,
+                     s.placement == "in_order" ? "" : fmt::format(", nodes placed {}", s.placement));
   out += fmt::format("  TP{} CP{} PP{} VPP{} EP{} ETP{} -> DP{} EDP{}; {} micro-batches of {} per step, {} schedule\n",
                      l.tp, l.cp, l.pp, l.vpp, l.ep, l.etp, l.dp, l.edp, l.microbatches, l.micro_batch,
                      plan::to_string(l.schedule));

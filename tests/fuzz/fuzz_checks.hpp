@@ -153,7 +153,7 @@ inline Outcome check_setup(const Scenario& s, const plan::Layout& l) {
     require(counts[r] == static_cast<long long>(program.stages[r].tasks.size()),
             fmt::format("task_counts {} != built {} on pp rank {}", counts[r], program.stages[r].tasks.size(), r));
   require(std::isfinite(program.model_flop_per_gpu) && program.model_flop_per_gpu > 0, "model FLOPs not finite");
-  driver::check_simulation_inputs(s, program);  // ConfigError when a derived quantity is out of range
+  driver::check_simulation_inputs(s, program, platform::Fidelity::full);  // ConfigError when a derived quantity is out of range
   // What passed must be what the platform builder accepts.
   platform::check_topology(platform::make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision));
   return Outcome::layout;

@@ -367,6 +367,10 @@ struct Scenario {
   LayoutSpec layout;
   VariabilitySpec variability;            // the system's and model's defaults with the scenario's overrides
   FabricFaults fabric_faults;             // none unless the scenario names some
+  // Which GPU each rank runs on: "in_order" (Megatron's ranks fill one NVLink domain after the
+  // other, node by node), "round_robin_nodes" (node k of the job in domain k mod domains) or
+  // "random_nodes" (the job's nodes in a random order drawn from `seed`).
+  std::string placement = "in_order";
   int seed = 1;                           // of every random draw (variability, routing)
   std::optional<Published> published;     // absent: nothing to compare with
   std::string calibration;                // the overlay layered over its system (moesim calibrate); "" = none

@@ -2,9 +2,11 @@
 // The cluster as numbers: how many GPUs, how they group into NVLink domains, and the bandwidth
 // and latency of each tier. Built from a SystemSpec; used by the plan (placement, bottlenecks),
 // the closed forms and the SimGrid platform builder.
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "moesim/config/specs.hpp"
 
@@ -62,24 +64,33 @@ struct Topology {
   double spine_routing_efficiency = 1.0;
   NcclParams nccl;
 
-  // What-if faults (config::FabricFaults, apply_fabric_faults()): the NICs of ranks
-  // [slow_nic_first, slow_nic_first + slow_nic_count) at slow_nic_speed of nic_bytes_per_s, and
-  // the uplinks of leaf group slow_uplink_leaf_group at slow_uplink_speed of their capacity.
-  int slow_nic_first = 0;
-  int slow_nic_count = 0;
+  // Which GPU each rank runs on (apply_placement()): GPU g is the (g mod gpus_per_domain)-th of
+  // NVLink domain g / gpus_per_domain. Empty: rank r on GPU r, Megatron's ranks filling the
+  // domains in order.
+  std::vector<int> gpu_of_rank;
+
+  // What-if faults (config::FabricFaults, apply_fabric_faults()): the NIC of GPU slow_nic_rank's
+  // or every NIC of domain slow_nic_domain at slow_nic_speed of nic_bytes_per_s, and the uplinks
+  // of leaf group slow_uplink_leaf_group at slow_uplink_speed of their capacity (-1: none).
+  int slow_nic_rank = -1;
+  int slow_nic_domain = -1;
   double slow_nic_speed = 1.0;
   int slow_uplink_leaf_group = -1;
   double slow_uplink_speed = 1.0;
 
+  bool any_slow_nic() const { return slow_nic_rank >= 0 || slow_nic_domain >= 0; }
   int domains() const { return (gpus + gpus_per_domain - 1) / gpus_per_domain; }
+  int gpu_of(int rank) const {
+    return gpu_of_rank.empty() ? rank : gpu_of_rank[static_cast<std::size_t>(rank)];
+  }
   double nic_speed_of(int rank) const {
-    return rank >= slow_nic_first && rank < slow_nic_first + slow_nic_count ? slow_nic_speed : 1.0;
+    return rank == slow_nic_rank || domain_of(rank) == slow_nic_domain ? slow_nic_speed : 1.0;
   }
   double uplink_speed_of(int leaf_group) const {
     return leaf_group == slow_uplink_leaf_group ? slow_uplink_speed : 1.0;
   }
-  int domain_of(int rank) const { return rank / gpus_per_domain; }
-  int rail_of(int rank) const { return rank % gpus_per_domain; }
+  int domain_of(int rank) const { return gpu_of(rank) / gpus_per_domain; }
+  int rail_of(int rank) const { return gpu_of(rank) % gpus_per_domain; }
   int leaf_group_of_domain(int domain) const { return domain / domains_per_leaf; }
   int leaf_groups() const { return (domains() + domains_per_leaf - 1) / domains_per_leaf; }
   // Capacity of one leaf's uplinks, and the share of it one GPU gets when every GPU of its leaf
@@ -118,5 +129,14 @@ Topology make_topology(const SystemSpec& system, int gpus, int gpus_per_domain, 
 // The scenario's degraded links on `t` (its domains as the layout fills them). The scenario's
 // reader checked the ranks, domains and speeds; throws std::invalid_argument for one outside `t`.
 void apply_fabric_faults(Topology& t, const FabricFaults& faults);
+
+// The scenario's placement (Scenario::placement) on `t`: whole nodes of `gpus_per_node`
+// consecutive ranks moved together, "in_order" leaving every rank on its own GPU. Throws
+// std::invalid_argument for an unknown name or nodes that do not tile the domains.
+void apply_placement(Topology& t, const std::string& placement, int gpus_per_node, std::uint64_t seed);
+
+// The scenario's cluster as it runs: its system, GPU count and layout.gpus_per_domain, with its
+// placement and its degraded links applied.
+Topology scenario_topology(const Scenario& s);
 
 }  // namespace moesim::platform
