@@ -1,9 +1,10 @@
 // A software stack (a release: what it supports and how fast its parts are) and a recipe (what
 // one run turns on). A stack file carries its release's default recipe; a scenario's "recipe"
 // overrides it key by key.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
 
 #include "moesim/config/choices.hpp"
 #include "moesim/model/flops.hpp"
@@ -226,6 +227,16 @@ void describe_stack(Reader& r, StackSpec& s) {
                                 "(its blocking Python call, at the dispatcher's torch_api_share of the kernel bandwidth)")
                .optional(),
            s.hybridep_call, {"kernel", "torch_api"});
+  r.text(key("cudnn_version", "the cuDNN the release ships (major.minor[.patch], e.g. 9.18.0): attention is priced "
+                              "as that version ran it where configs/calibration/kernels.json measured it "
+                              "(cudnn_bf16_time_ratios); absent = the calibrated version")
+             .optional(),
+         s.cudnn_version);
+  {
+    int major = 0, minor = 0;
+    const bool version = s.cudnn_version.empty() || std::sscanf(s.cudnn_version.c_str(), "%d.%d", &major, &minor) == 2;
+    r.rule("cudnn_version", version, "a version major.minor[.patch]", s.cudnn_version);
+  }
   r.choice(key("grouped_linear", "how the release's Transformer Engine runs the experts' GroupedLinear: grouped (one "
                                  "quantisation and one grouped GEMM launch for all local experts; the default) or "
                                  "per_expert (one of each per local expert)")

@@ -1,6 +1,10 @@
 // Reading configs/calibration/kernels.json: strict (every key known, every number in range) and
 // sourced (every number has an entry in "sources" for itself or an enclosing object).
+#include <cstdio>
+#include <iterator>
+#include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "moesim/config/error.hpp"
 #include "moesim/config/loader.hpp"
@@ -49,6 +53,7 @@ class Strict {
     return x;
   }
   void skip(const std::string& name) { read_.insert(name); }  // read elsewhere (text)
+  bool has(const std::string& name) const { return node_.contains(name); }
 
  private:
   const nlohmann::json& at(const std::string& name) {
@@ -73,6 +78,15 @@ class Strict {
   Provenance& provenance_;
   std::set<std::string> read_;
 };
+
+// "9.18" or "9.20.0.48" -> (9, 18); nullopt for anything else.
+std::optional<std::pair<int, int>> cudnn_version_key(const std::string& version) {
+  int major = 0, minor = 0;
+  char tail = 0;
+  const int n = std::sscanf(version.c_str(), "%d.%d%c", &major, &minor, &tail);
+  if (n < 2 || (n == 3 && tail != '.') || major < 0 || minor < 0) return std::nullopt;
+  return std::pair{major, minor};
+}
 
 // Names of the precisions a mainloop efficiency may be given for.
 Precision flavour(const std::string& file, const std::string& where, const std::string& name) {
@@ -106,6 +120,16 @@ ArchitectureCalibration read_architecture(Strict a, const std::string& file, con
     c.attention_backward_efficiency_fp8 = b.number("fp8", 0.01, 1.0);
     c.exp2_efficiency = t.number("exp2_efficiency", 0.01, 1.0);
     c.attention_backward_tile = t.number("backward_tile", 16, 512);
+    if (t.has("cudnn_bf16_time_ratios")) {
+      Strict versions = t.object("cudnn_bf16_time_ratios");
+      for (const auto& [version, value] : t.items("cudnn_bf16_time_ratios").items()) {
+        const auto key = cudnn_version_key(version);
+        if (!key)
+          throw ConfigError(file, where + ".attention.cudnn_bf16_time_ratios." + version, "a cuDNN version major.minor");
+        Strict r = versions.object(version);
+        c.cudnn_bf16_time_ratios[*key] = {r.number("forward", 0.5, 2.0), r.number("backward", 0.5, 2.0)};
+      }
+    }
   }
   {
     Strict m = a.object("memory");
@@ -126,6 +150,20 @@ namespace {
 KernelCalibration read_calibration(const nlohmann::json& j, const std::string& f);
 
 }  // namespace
+
+void use_cudnn_version(KernelCalibration& c, const std::string& version) {
+  if (version.empty()) return;
+  const auto key = cudnn_version_key(version);
+  if (!key) throw std::invalid_argument("cuDNN version '" + version + "': expected major.minor[.patch]");
+  for (auto& [name, arch] : c.architectures) {
+    const auto& table = arch.cudnn_bf16_time_ratios;
+    if (table.empty()) continue;
+    auto at_or_below = table.upper_bound(*key);
+    const auto& ratios = at_or_below == table.begin() ? table.begin()->second : std::prev(at_or_below)->second;
+    arch.attention_forward_time_ratio_bf16 = ratios.first;
+    arch.attention_backward_time_ratio_bf16 = ratios.second;
+  }
+}
 
 KernelCalibration load_calibration(const std::filesystem::path& file) {
   return read_calibration(config::read_json_file(file), file.string());

@@ -25,8 +25,10 @@ std::filesystem::path calibration_path(const Scenario& s, const RunOptions& opti
 }
 
 cost::KernelCalibration load_kernel_calibration(const Scenario& s, const RunOptions& options) {
-  return cost::load_calibration(calibration_path(s, options), s.calibrated_kernels, s.calibrated_kernel_sources,
-                                s.calibration);
+  cost::KernelCalibration c = cost::load_calibration(calibration_path(s, options), s.calibrated_kernels,
+                                                     s.calibrated_kernel_sources, s.calibration);
+  cost::use_cudnn_version(c, s.stack.cudnn_version);
+  return c;
 }
 
 RunResult run_scenario(const Scenario& s, const RunOptions& options) {

@@ -38,6 +38,13 @@ double Validation::mean_abs_error() const {
   return predicted() > 0 ? sum / predicted() : 0;
 }
 
+double Validation::mean_signed_error() const {
+  double sum = 0;
+  for (const auto& r : runs)
+    if (r.status != RowStatus::fit) sum += r.relative_error;
+  return predicted() > 0 ? sum / predicted() : 0;
+}
+
 double Validation::max_abs_error() const {
   double worst = 0;
   for (const auto& r : runs)

@@ -40,8 +40,10 @@ std::string summary(const Validation& v) {
     return ea < eb;
   });
   if (worst != v.runs.end())
-    out += fmt::format("- |error| of the predicted rows: mean {:.1f} %, max {:.1f} % ({}).\n", 100 * v.mean_abs_error(),
-                       100 * v.max_abs_error(), worst->published.id);
+    out += fmt::format("- |error| of the predicted rows: mean {:.1f} %, max {:.1f} % ({}); signed mean {:+.1f} % "
+                       "(the lean: positive when moesim is too fast on average).\n",
+                       100 * v.mean_abs_error(), 100 * v.max_abs_error(), worst->published.id,
+                       100 * v.mean_signed_error());
   if (!v.history.empty())
     out += fmt::format("- GB200 history, gain per step (each step's throughput over the previous one's), moesim "
                        "against published over {} steps: correlation {:.2f}, RMS difference {:.3f}.\n",

@@ -32,9 +32,9 @@ std::string validation_text(const Validation& v, bool explain) {
     text += fmt::format("{:<28}{:>11.1f}{:>11.1f}{:>8.1f}%  {}{}\n", r.published.id, r.published.tflops_per_gpu,
                         r.simulated_tflops, 100 * r.relative_error, to_string(r.status),
                         r.fit_reason.empty() ? "" : " (" + r.fit_reason + ")");
-  text += fmt::format("predicted rows inside +-{:.0f} %: {} of {}; mean |error| {:.1f} %, max {:.1f} %\n",
+  text += fmt::format("predicted rows inside +-{:.0f} %: {} of {}; mean |error| {:.1f} %, max {:.1f} %; signed mean {:+.1f} %\n",
                       100 * kValidationTolerance, v.predicted_inside(), v.predicted(), 100 * v.mean_abs_error(),
-                      100 * v.max_abs_error());
+                      100 * v.max_abs_error(), 100 * v.mean_signed_error());
   text += fmt::format("GB200 history gains: correlation {:.2f}, RMS difference {:.3f}\n", v.history_gain_correlation,
                       v.history_gain_rms);
   for (const auto& p : v.pairs)
@@ -92,6 +92,7 @@ nlohmann::ordered_json validation_json(const Validation& v) {
   out["summary"] = {{"predicted", v.predicted()},
                     {"predicted_inside", v.predicted_inside()},
                     {"mean_abs_error", v.mean_abs_error()},
+                    {"mean_signed_error", v.mean_signed_error()},
                     {"max_abs_error", v.max_abs_error()},
                     {"passed", validation_failures(v).empty()},
                     {"failures", validation_failures(v)}};

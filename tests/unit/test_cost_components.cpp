@@ -16,6 +16,7 @@
 
 #include "moesim/config/loader.hpp"
 #include "moesim/cost/kernel_model.hpp"
+#include "moesim/driver/run.hpp"
 #include "scenario_fixtures.hpp"
 
 using namespace moesim;
@@ -287,6 +288,50 @@ TEST_CASE("Blackwell anchors: MXFP8 grouped GEMM, cuDNN attention at DeepSeek-V3
     att.low_precision = true;
     CHECK(cost::op_cost(att, F, Precision::mxfp8, gb200, test::default_calibration()).bound == cost::Bound::exponential);
     CHECK(cost::op_cost(att, F, Precision::mxfp8, gb300, test::default_calibration()).bound == cost::Bound::tensor);
+  }
+  SECTION("CUDNN-FE: older cuDNN at DeepSeek-V3's shape, as each release ships it") {
+    // BF16, one sequence, deterministic backward; published ms per version (9.26: the calibrated
+    // one). Each release prices attention with the newest measured version at or below its own.
+    struct Row {
+      const GpuSpec* gpu;
+      const char* stack_version;
+      double forward_ms, backward_ms;
+    };
+    const Row rows[] = {{&gb200, "9.18.0", 0.519, 1.650}, {&gb200, "9.20.0", 0.509, 1.613},
+                        {&gb200, "9.13.1", 0.519, 1.650}, {&gb200, "9.26", 0.472, 1.631},
+                        {&gb200, "", 0.472, 1.631},       {&gb300, "9.18.0", 0.438, 1.541},
+                        {&gb300, "9.19", 0.454, 1.544},   {&gb300, "10.1", 0.406, 1.483}};
+    att.low_precision = false;
+    for (const Row& r : rows) {
+      cost::KernelCalibration cal = test::default_calibration();
+      cost::use_cudnn_version(cal, r.stack_version);
+      const double f = cost::op_cost(att, model::Pass::forward, Precision::bf16, *r.gpu, cal).gpu_seconds;
+      const double b = cost::op_cost(att, model::Pass::backward, Precision::bf16, *r.gpu, cal).gpu_seconds;
+      INFO(r.gpu->name << " cuDNN '" << r.stack_version << "': " << f * 1e3 << " / " << b * 1e3 << " ms");
+      // The calibrated version's times within 0.5 % (GB200 the source) and 10 % (GB300 predicted);
+      // each version over it exactly as published.
+      CHECK(f * 1e3 == Approx(r.forward_ms).epsilon(r.gpu == &gb200 ? 0.005 : 0.10));
+      CHECK(b * 1e3 == Approx(r.backward_ms).epsilon(r.gpu == &gb200 ? 0.005 : 0.10));
+      cost::KernelCalibration calibrated = test::default_calibration();
+      const double f0 = cost::op_cost(att, model::Pass::forward, Precision::bf16, *r.gpu, calibrated).gpu_seconds;
+      const double b0 = cost::op_cost(att, model::Pass::backward, Precision::bf16, *r.gpu, calibrated).gpu_seconds;
+      const double f_926 = r.gpu == &gb200 ? 0.472 : 0.406, b_926 = r.gpu == &gb200 ? 1.631 : 1.483;
+      CHECK(f / f0 == Approx(r.forward_ms / f_926).epsilon(1e-3));
+      CHECK(b / b0 == Approx(r.backward_ms / b_926).epsilon(1e-3));
+    }
+    // MXFP8 attention needs 9.19 or later at this shape: its measured times are not scaled.
+    cost::KernelCalibration cal = test::default_calibration();
+    cost::use_cudnn_version(cal, "9.18.0");
+    att.low_precision = true;
+    CHECK(cost::op_cost(att, model::Pass::forward, Precision::mxfp8, gb300, cal).gpu_seconds ==
+          cost::op_cost(att, model::Pass::forward, Precision::mxfp8, gb300, test::default_calibration()).gpu_seconds);
+    CHECK_THROWS_AS(cost::use_cudnn_version(cal, "nine"), std::invalid_argument);
+    // A run loads the calibration with its stack's cuDNN.
+    Scenario s = test::record_gb300();
+    s.stack.cudnn_version = "9.18.0";
+    driver::RunOptions o;
+    o.configs_dir = test::configs_dir().string();
+    CHECK(driver::load_kernel_calibration(s, o).of(gb300).attention_forward_time_ratio_bf16 == Approx(0.438 / 0.406).epsilon(1e-3));
   }
   SECTION("element-wise HBM efficiency: the H200 RMSNorm scaled by the generations' streaming") {
     // 0.51 (H200 RMSNorm, measured) x (GB200 7.35 of 8 TB/s, AZ-BLOG) / (H200 4.01 of 4.8 TB/s,

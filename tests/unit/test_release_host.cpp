@@ -229,7 +229,8 @@ TEST_CASE("MXFP8 scale swizzles: both operands per GEMM before TE 2.12, the weig
 
 TEST_CASE("The releases, on and off: what each stack file says it ran", "[config][release]") {
   // One row per release: TE module host time, GroupedLinear launches, how HybridEP is called,
-  // which MXFP8 scales each GEMM swizzles (TE-SWZ), HybridEP's SMs (MB-P set_common_perf_overrides / overrides.py: 32 whenever HybridEP runs).
+  // which MXFP8 scales each GEMM swizzles (TE-SWZ), HybridEP's SMs (MB-P set_common_perf_overrides / overrides.py: 32 whenever HybridEP runs),
+  // the cuDNN it ships (MB-R software versions; "" = not listed, the calibrated one).
   struct Release {
     const char* stack;
     bool te_module_overhead;
@@ -238,13 +239,14 @@ TEST_CASE("The releases, on and off: what each stack file says it ran", "[config
     int dispatcher_sms;
     bool fused_quantization;
     const char* mxfp8_gemm_swizzle;
+    const char* cudnn_version;
   };
   const Release releases[] = {
-      {"megatron-lm-gb200-guide-baseline", true, "per_expert", "torch_api", 16, false, "operands"},
-      {"megatron-bridge-25.11", true, "per_expert", "torch_api", 32, false, "operands"},
-      {"megatron-bridge-26.02", false, "per_expert", "torch_api", 32, true, "weights"},
-      {"megatron-bridge-26.04", false, "grouped", "torch_api", 32, true, "weights"},
-      {"megatron-bridge-26.06", false, "grouped", "kernel", 32, true, "weights"},
+      {"megatron-lm-gb200-guide-baseline", true, "per_expert", "torch_api", 16, false, "operands", "9.14"},
+      {"megatron-bridge-25.11", true, "per_expert", "torch_api", 32, false, "operands", "9.13.1"},
+      {"megatron-bridge-26.02", false, "per_expert", "torch_api", 32, true, "weights", "9.18.0"},
+      {"megatron-bridge-26.04", false, "grouped", "torch_api", 32, true, "weights", "9.20.0"},
+      {"megatron-bridge-26.06", false, "grouped", "kernel", 32, true, "weights", ""},
   };
   for (const Release& r : releases) {
     INFO(r.stack);
@@ -255,6 +257,8 @@ TEST_CASE("The releases, on and off: what each stack file says it ran", "[config
     CHECK(s.recipe.dispatcher_sms == r.dispatcher_sms);
     CHECK(s.recipe.fused_quantization == r.fused_quantization);
     CHECK(s.mxfp8_gemm_swizzle == r.mxfp8_gemm_swizzle);
+    CHECK(s.cudnn_version == r.cudnn_version);
+    if (!s.cudnn_version.empty()) CHECK(s.sources.count("cudnn_version") == 1);
     for (const char* key : {"te_module_host_us", "grouped_linear", "hybridep_call", "recipe.dispatcher_sms", "mxfp8_gemm_swizzle"})
       CHECK(s.sources.count(key) == 1);
   }

@@ -174,6 +174,7 @@ TEST_CASE("Summary statistics count predicted rows only", "[validation-logic]") 
   CHECK(v.predicted() == 3);
   CHECK(v.predicted_inside() == 2);
   CHECK(v.mean_abs_error() == Approx((0.02 + 0.10 + 0.04) / 3));
+  CHECK(v.mean_signed_error() == Approx((-0.02 + 0.10 + 0.04) / 3));  // the lean, fit row left out
   CHECK(v.max_abs_error() == Approx(0.10));  // the fit row's 30 % is not counted
   CHECK_FALSE(v.all_predicted_inside());
   const std::string page = driver::validation_markdown(v);

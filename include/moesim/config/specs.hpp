@@ -288,6 +288,9 @@ struct StackSpec {
   // 0.18 with fixed buffers does) or "torch_api" (the blocking Python call, routing-map
   // all-gather, preprocessing, host sync and buffer copies included: 0.15 to 0.17).
   std::string hybridep_call = "kernel";
+  // The cuDNN the release ships ("9.18.0"), which prices its attention
+  // (cost::use_cudnn_version); "" = the version the kernel calibration was measured with.
+  std::string cudnn_version;
   // How the release's Transformer Engine runs a GroupedLinear: "grouped" (one quantisation and
   // one grouped GEMM launch for all local experts: TE 2.13/2.14) or "per_expert" (a quantisation
   // and a GEMM launch per local expert, TE 2.12 and before).

@@ -12,6 +12,7 @@
 // architecture from configs/calibration/kernels.json. Also the host side: launch cost per kernel.
 #include <filesystem>
 #include <map>
+#include <utility>
 #include <string>
 
 #include "moesim/config/specs.hpp"
@@ -36,6 +37,11 @@ struct ArchitectureCalibration {
   double attention_backward_efficiency_bf16 = 0.5, attention_backward_efficiency_fp8 = 0.5;
   double exp2_efficiency = 1.0;
   double attention_backward_tile = 128;  // square tile of the backward's MMAs (shared-memory reuse)
+  // BF16 attention's time under each measured cuDNN version (major, minor) over the calibrated
+  // version's, forward and backward (the calibrated version itself is listed at 1), and the
+  // ratios of the run's library (use_cudnn_version()).
+  std::map<std::pair<int, int>, std::pair<double, double>> cudnn_bf16_time_ratios;
+  double attention_forward_time_ratio_bf16 = 1, attention_backward_time_ratio_bf16 = 1;
   double elementwise_hbm_efficiency = 0.5;  // fused element-wise kernels, fraction of HBM peak
   double copy_hbm_efficiency = 0.88;        // streaming copies (optimizer)
 };
@@ -52,6 +58,12 @@ struct KernelCalibration {
 // Reads configs/calibration/kernels.json (strict: ConfigError on anything unexpected, and on
 // any figure without an entry in its "sources").
 KernelCalibration load_calibration(const std::filesystem::path& file);
+
+// Prices attention with the stack's cuDNN (StackSpec::cudnn_version, "9.18.0"; "" = the
+// calibrated one): each architecture takes the ratios of the newest measured version at or below
+// it, and a version older than every measured one those of the oldest measured (an older library
+// is taken to be no faster). Throws std::invalid_argument for a version that is not major.minor[...].
+void use_cudnn_version(KernelCalibration& c, const std::string& version);
 // The same file with some keys replaced ("architectures.hopper.gemm.fixed_us" -> value, in the
 // file's units), each with its source (a calibration overlay's kernels layer, or the values
 // `moesim calibrate` tries); errors name the file "as calibrated by" `by`.

@@ -132,6 +132,7 @@ struct Validation {
   int predicted() const;
   int predicted_inside() const;
   double mean_abs_error() const;
+  double mean_signed_error() const;  // a lean: positive when moesim is too fast on average
   double max_abs_error() const;
   bool all_predicted_inside() const { return predicted_inside() == predicted(); }
 };
