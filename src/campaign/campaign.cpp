@@ -60,7 +60,7 @@ CampaignResult plan_campaign(const driver::RunResult& run, const ReliabilitySpec
                              c.name) == reliability.causes_keeping_nodes.end();
     r.inputs.kinds.push_back(k);
   }
-  r.gpus_per_node = s.system.gpus_per_node > 0 ? s.system.gpus_per_node : s.system.domain_gpus;
+  r.gpus_per_node = s.system.node_gpus();
   r.inputs.spares = {o.spare_nodes, reliability.node_repair_s};
   // What the step waits for per save: the whole write, or (async) each GPU's copy of its shard to
   // host memory, the write draining behind the training; Young/Daly's interval for that cost.

@@ -213,10 +213,7 @@ void describe_scenario(Reader& r, Scenario& s) {
     r.rule("fabric_faults.uplinks.leaf_group", s.fabric_faults.uplink_leaf_group < leaf_groups,
            "a leaf group of the run (its domains / fabric.gpus_per_leaf, rounded up)",
            fmt::format("leaf group {} of {}", s.fabric_faults.uplink_leaf_group, leaf_groups));
-  }
-  {
-    const int per_domain = s.layout.gpus_per_domain > 0 ? s.layout.gpus_per_domain : s.system.domain_gpus;
-    const int per_node = s.system.gpus_per_node > 0 ? s.system.gpus_per_node : s.system.domain_gpus;
+    const int per_node = s.system.node_gpus();
     r.rule("placement", s.placement == "in_order" || (per_node > 0 && per_domain % per_node == 0 && s.gpus % per_node == 0),
            "in_order, or whole nodes: layout.gpus_per_domain and gpus multiples of the system's gpus_per_node",
            fmt::format("{} GPUs per domain, {} GPUs, {} per node", per_domain, s.gpus, per_node));

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 
 #include "moesim/config/choices.hpp"
 #include "moesim/model/flops.hpp"
@@ -232,11 +231,8 @@ void describe_stack(Reader& r, StackSpec& s) {
                               "(cudnn_bf16_time_ratios); absent = the calibrated version")
              .optional(),
          s.cudnn_version);
-  {
-    int major = 0, minor = 0;
-    const bool version = s.cudnn_version.empty() || std::sscanf(s.cudnn_version.c_str(), "%d.%d", &major, &minor) == 2;
-    r.rule("cudnn_version", version, "a version major.minor[.patch]", s.cudnn_version);
-  }
+  r.rule("cudnn_version", s.cudnn_version.empty() || parse_major_minor(s.cudnn_version), "a version major.minor[.patch]",
+         s.cudnn_version);
   r.choice(key("grouped_linear", "how the release's Transformer Engine runs the experts' GroupedLinear: grouped (one "
                                  "quantisation and one grouped GEMM launch for all local experts; the default) or "
                                  "per_expert (one of each per local expert)")

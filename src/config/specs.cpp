@@ -1,8 +1,17 @@
 #include "moesim/config/specs.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace moesim {
+
+std::optional<std::pair<int, int>> parse_major_minor(const std::string& version) {
+  int major = 0, minor = 0;
+  char tail = 0;
+  const int n = std::sscanf(version.c_str(), "%d.%d%c", &major, &minor, &tail);
+  if (n < 2 || (n == 3 && tail != '.') || major < 0 || minor < 0) return std::nullopt;
+  return std::pair{major, minor};
+}
 
 double GpuSpec::peak_flop_per_s(Precision p) const {
   switch (tensor_family(p)) {

@@ -1,8 +1,6 @@
 // Reading configs/calibration/kernels.json: strict (every key known, every number in range) and
 // sourced (every number has an entry in "sources" for itself or an enclosing object).
-#include <cstdio>
 #include <iterator>
-#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -79,15 +77,6 @@ class Strict {
   std::set<std::string> read_;
 };
 
-// "9.18" or "9.20.0.48" -> (9, 18); nullopt for anything else.
-std::optional<std::pair<int, int>> cudnn_version_key(const std::string& version) {
-  int major = 0, minor = 0;
-  char tail = 0;
-  const int n = std::sscanf(version.c_str(), "%d.%d%c", &major, &minor, &tail);
-  if (n < 2 || (n == 3 && tail != '.') || major < 0 || minor < 0) return std::nullopt;
-  return std::pair{major, minor};
-}
-
 // Names of the precisions a mainloop efficiency may be given for.
 Precision flavour(const std::string& file, const std::string& where, const std::string& name) {
   Precision p;
@@ -123,7 +112,7 @@ ArchitectureCalibration read_architecture(Strict a, const std::string& file, con
     if (t.has("cudnn_bf16_time_ratios")) {
       Strict versions = t.object("cudnn_bf16_time_ratios");
       for (const auto& [version, value] : t.items("cudnn_bf16_time_ratios").items()) {
-        const auto key = cudnn_version_key(version);
+        const auto key = parse_major_minor(version);
         if (!key)
           throw ConfigError(file, where + ".attention.cudnn_bf16_time_ratios." + version, "a cuDNN version major.minor");
         Strict r = versions.object(version);
@@ -153,7 +142,7 @@ KernelCalibration read_calibration(const nlohmann::json& j, const std::string& f
 
 void use_cudnn_version(KernelCalibration& c, const std::string& version) {
   if (version.empty()) return;
-  const auto key = cudnn_version_key(version);
+  const auto key = parse_major_minor(version);
   if (!key) throw std::invalid_argument("cuDNN version '" + version + "': expected major.minor[.patch]");
   for (auto& [name, arch] : c.architectures) {
     const auto& table = arch.cudnn_bf16_time_ratios;

@@ -31,18 +31,24 @@ int Validation::predicted_inside() const {
   return static_cast<int>(std::count_if(runs.begin(), runs.end(), [](const auto& r) { return r.status == RowStatus::ok; }));
 }
 
-double Validation::mean_abs_error() const {
+namespace {
+
+// The mean of of_error(relative error) over the predicted rows (fit rows left out).
+double mean_over_predicted(const Validation& v, double (*of_error)(double)) {
   double sum = 0;
-  for (const auto& r : runs)
-    if (r.status != RowStatus::fit) sum += std::abs(r.relative_error);
-  return predicted() > 0 ? sum / predicted() : 0;
+  for (const auto& r : v.runs)
+    if (r.status != RowStatus::fit) sum += of_error(r.relative_error);
+  return v.predicted() > 0 ? sum / v.predicted() : 0;
+}
+
+}  // namespace
+
+double Validation::mean_abs_error() const {
+  return mean_over_predicted(*this, [](double e) { return std::abs(e); });
 }
 
 double Validation::mean_signed_error() const {
-  double sum = 0;
-  for (const auto& r : runs)
-    if (r.status != RowStatus::fit) sum += r.relative_error;
-  return predicted() > 0 ? sum / predicted() : 0;
+  return mean_over_predicted(*this, [](double e) { return e; });
 }
 
 double Validation::max_abs_error() const {

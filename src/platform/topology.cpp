@@ -123,8 +123,7 @@ void apply_placement(Topology& t, const std::string& placement, int gpus_per_nod
 
 Topology scenario_topology(const Scenario& s) {
   Topology t = make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision);
-  apply_placement(t, s.placement, s.system.gpus_per_node > 0 ? s.system.gpus_per_node : s.system.domain_gpus,
-                  static_cast<std::uint64_t>(s.seed));
+  apply_placement(t, s.placement, s.system.node_gpus(), static_cast<std::uint64_t>(s.seed));
   apply_fabric_faults(t, s.fabric_faults);
   return t;
 }

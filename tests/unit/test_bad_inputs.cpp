@@ -110,6 +110,8 @@ std::vector<BadInput> catalogue() {
        {"$.fabric_faults.nic.domain: a domain of the run (gpus / layout.gpus_per_domain, rounded up) (domain 20 of 4)"}},
       {"a degraded NIC named twice", patched({{"fabric_faults", {{"nic", {{"domain", 1}, {"rank", 3}, {"speed", 0.5}}}}}}), 2,
        {"$.fabric_faults.nic.rank: exactly one of rank and domain"}},
+      {"a cuDNN version that is not one", patched({{"stack", {{"base", "megatron-bridge-26.04"}, {"cudnn_version", "9.20x"}}}}),
+       2, {"$.stack.cudnn_version: a version major.minor[.patch]", "9.20x"}},
       {"an unknown placement", patched({{"placement", "scatter"}}), 2,
        {"$.placement: one of in_order, round_robin_nodes, random_nodes; got \"scatter\" (not allowed)"}},
       {"a placement that splits nodes", patched({{"placement", "round_robin_nodes"}, {"layout", {{"gpus_per_domain", 62}}}}),

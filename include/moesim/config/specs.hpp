@@ -142,6 +142,8 @@ struct SystemSpec {
   VariabilitySpec variability;            // gpu_speed_cv and kernel_jitter_cv (expert_load_sigma unused)
   std::map<std::string, std::string> sources;  // JSON key -> provenance ("*": the whole file)
 
+  // GPUs per node: gpus_per_node, or the whole domain where it is 0.
+  int node_gpus() const { return gpus_per_node > 0 ? gpus_per_node : domain_gpus; }
   bool operator==(const SystemSpec&) const = default;
 };
 
@@ -271,6 +273,10 @@ struct StackSupport {
 
 // configs/stacks/<name>.json: a software release: what it supports, how fast its parts are, and
 // its default recipe.
+// A library version "major.minor[.patch...]" ("9.18", "9.20.0.48") as (major, minor); nullopt
+// for anything else.
+std::optional<std::pair<int, int>> parse_major_minor(const std::string& version);
+
 struct StackSpec {
   std::string name;
   StackSupport supports;

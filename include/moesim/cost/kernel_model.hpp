@@ -12,8 +12,8 @@
 // architecture from configs/calibration/kernels.json. Also the host side: launch cost per kernel.
 #include <filesystem>
 #include <map>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "moesim/config/specs.hpp"
 #include "moesim/model/ops.hpp"
