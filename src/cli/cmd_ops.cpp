@@ -3,6 +3,8 @@
 // it (tensor cores, exponentials, shared memory, HBM, launch) and at which clock.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "commands.hpp"
 #include "moesim/config/loader.hpp"
 #include "moesim/cost/kernel_model.hpp"
@@ -34,7 +36,12 @@ std::string bound(const cost::OpCost& c) {
 
 std::string section_table(const std::string& title, const std::vector<const model::Section*>& sections,
                           const Scenario& s, const cost::KernelCalibration& cal) {
-  std::string out = fmt::format("{}\n  {:<24}{:<30}{:>10}{:>10}{:>9}  {:<22}{}\n", title, "op", "shape",
+  // The name column fits the longest name (a GEMM's scale swizzle is 33 characters), so no name
+  // runs into its shape.
+  std::size_t name_width = 24;
+  for (const model::Section* sec : sections)
+    for (const model::Op& op : sec->ops) name_width = std::max(name_width, op.name.size() + 2);
+  std::string out = fmt::format("{}\n  {:<{}}{:<30}{:>10}{:>10}{:>9}  {:<22}{}\n", title, "op", name_width, "shape",
                                 "fwd (us)", "bwd (us)", "TFLOP/s", "fwd bound @ MHz", "bwd bound @ MHz");
   double fwd_total = 0, bwd_total = 0;
   for (const model::Section* sec : sections)
@@ -43,12 +50,12 @@ std::string section_table(const std::string& title, const std::vector<const mode
       const cost::OpCost b = cost::op_cost(op, model::Pass::backward, s.training.precision, s.system.gpu, cal);
       fwd_total += f.gpu_seconds;
       bwd_total += b.gpu_seconds;
-      out += fmt::format("  {:<24}{:<30}{:>10.1f}{:>10.1f}{:>9}  {:<22}{}\n", op.name, shape(op),
+      out += fmt::format("  {:<{}}{:<30}{:>10.1f}{:>10.1f}{:>9}  {:<22}{}\n", op.name, name_width, shape(op),
                          f.gpu_seconds * 1e6, b.gpu_seconds * 1e6,
                          f.flop > 0 ? fmt::format("{:.0f}", f.flop / f.gpu_seconds / 1e12) : "-", bound(f),
                          b.kernels > 0 ? bound(b) : "-");
     }
-  out += fmt::format("  {:<54}{:>10.1f}{:>10.1f}\n\n", "total (kernels only, no launch gaps)", fwd_total * 1e6,
+  out += fmt::format("  {:<{}}{:>10.1f}{:>10.1f}\n\n", "total (kernels only, no launch gaps)", name_width + 30, fwd_total * 1e6,
                      bwd_total * 1e6);
   return out;
 }

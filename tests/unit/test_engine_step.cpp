@@ -5,7 +5,9 @@
 
 #include "moesim/driver/run.hpp"
 #include "moesim/platform/collective.hpp"
+#include "moesim/engine/simulate.hpp"
 #include "moesim/platform/ep_dispatch.hpp"
+#include "moesim/platform/nccl.hpp"
 #include "moesim/workload/step_builder.hpp"
 #include "run_support.hpp"
 
@@ -166,4 +168,66 @@ TEST_CASE("Model TFLOP/s never exceed the peak and the report is deterministic",
   const auto b = run(test::record_gb300());
   CHECK(a.metrics.step_time_s == b.metrics.step_time_s);
   CHECK(a.metrics.tflops_per_gpu == b.metrics.tflops_per_gpu);
+}
+
+TEST_CASE("A collective's SMs slow the compute beside it by their share, and only while it runs", "[engine]") {
+  // Two kernels one after the other on the compute stream; on the DP stream an all-reduce (A)
+  // and an all-to-all (B, on other channels) beside the first kernel, A again once the first kernel is done
+  // (beside the second) and once more after the second. While a collective runs, NCCL's channels
+  // hold their share f of the GPU's SMs, so the kernel beside it advances at 1 - f of its rate and
+  // ends f x (the collective's time) late; between collectives, and while the stream waits for a
+  // kernel, the kernel runs at its full rate (the engine holds the SMs for each collective and
+  // gives them back at its end, whatever the stream did meanwhile).
+  Scenario s = test::identical_gpus(test::small_moe(4));
+  s.layout.pp = 1;
+  s.gpus = 32;
+  s.training.global_batch = 32;
+  const plan::Layout l = plan::make_layout(s);
+  const platform::Topology topo = platform::make_topology(s.system, s.gpus, s.layout.gpus_per_domain, s.training.precision);
+  const platform::Group dp{l.dp_group(0)};
+  const double a_bytes = 1e9, b_bytes = 1e7;
+  const platform::CollectivePlan a = platform::plan_collective(topo, platform::CollectiveKind::all_reduce, dp, a_bytes, 0);
+  const platform::CollectivePlan b = platform::plan_collective(topo, platform::CollectiveKind::all_to_all, dp, b_bytes, 0);
+  REQUIRE(a.channels > 0);
+  REQUIRE(b.channels > 0);
+  REQUIRE(a.channels != b.channels);  // two holds of one stream
+  const double share_a = static_cast<double>(a.channels) / topo.gpu_sm_count;
+  const double share_b = static_cast<double>(b.channels) / topo.gpu_sm_count;
+  const double kernel_s = 20 * a.seconds;  // each outlasts the collectives beside it
+
+  auto collective = [](platform::CollectiveKind kind, double bytes, std::vector<std::int32_t> deps) {
+    workload::Task t;
+    t.kind = workload::TaskKind::collective;
+    t.stream = workload::Stream::dp_comm;
+    t.activity = workload::Activity::dp_grad_sync;
+    t.collective = kind;
+    t.group = workload::GroupRole::dp;
+    t.bytes = bytes;
+    t.label = std::string(platform::to_string(kind));
+    t.deps = std::move(deps);
+    return t;
+  };
+  workload::Task kernel;
+  kernel.seconds = kernel.gpu_seconds = kernel_s;
+  kernel.kernels = 1;
+  kernel.label = "kernel";
+  workload::StepProgram program;
+  program.stages.resize(1);
+  const auto all_reduce = platform::CollectiveKind::all_reduce;
+  program.stages[0].tasks = {kernel,
+                             kernel,
+                             collective(all_reduce, a_bytes, {}),
+                             collective(platform::CollectiveKind::all_to_all, b_bytes, {}),
+                             collective(all_reduce, a_bytes, {0}),
+                             collective(all_reduce, a_bytes, {1})};
+  const double expected = 2 * kernel_s + share_a * a.seconds + share_b * b.seconds  // beside the first kernel
+                          + share_a * a.seconds                                     // beside the second
+                          + a.seconds;                                              // after it
+  for (platform::Fidelity f : {platform::Fidelity::folded, platform::Fidelity::full}) {
+    engine::Options o;
+    o.fidelity = f;
+    const engine::SimResult r = engine::simulate(s, l, program, o);
+    INFO((f == platform::Fidelity::full ? "full" : "folded"));
+    CHECK(r.step_time_s == Approx(expected).epsilon(1e-6));
+  }
 }

@@ -2,6 +2,8 @@
 // first scenarios fit in memory, and the plots (hollow does-not-fit points, efficiency axis).
 #include <catch2/catch.hpp>
 
+#include <sstream>
+
 #include "moesim/config/loader.hpp"
 #include "moesim/plan/layout.hpp"
 #include "moesim/plan/memory.hpp"
@@ -36,6 +38,24 @@ TEST_CASE("ops shows no dense layer for a model without one", "[small-findings]"
   // DeepSeek-V3's first three layers are dense: shown.
   const test::CliResult dsv3 = run_cli({"ops", test::record_json_path().string()}, tree.root());
   CHECK_THAT(dsv3.out, Contains("dense layer"));
+}
+
+TEST_CASE("ops keeps a long op name apart from its shape", "[small-findings]") {
+  // The MXFP8 record's scale swizzles have names longer than the old fixed column of 24: each
+  // ran into its shape ("mla_q_down_scale_swizzle2.5 MB").
+  const TempTree tree("ops-long-names");
+  const test::CliResult r = run_cli({"ops", test::record_json_path().string()}, tree.root());
+  REQUIRE(r.code == 0);
+  std::istringstream lines(r.out);
+  int swizzle_rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find("_scale_swizzle");
+    if (at == std::string::npos) continue;
+    ++swizzle_rows;
+    INFO(line);
+    CHECK(line.substr(at + 14, 2) == "  ");
+  }
+  CHECK(swizzle_rows > 0);
 }
 
 TEST_CASE("A job count of -1 is refused with a short message", "[small-findings]") {
