@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Wall time and peak memory of one full-fidelity DeepSeek-V3 step (GB300 record layout,
-# weak-scaled) at each GPU count given, one process at a time: the scaling of the full fidelity's
-# cost with the GPU count (bench/README.md). Usage: bench/full_fidelity.sh [build-dir] [GPU counts...]
+# Wall time, peak memory and activity rate of one full-fidelity DeepSeek-V3 step (GB300 record
+# layout, weak-scaled) at each GPU count given, one process at a time, and the growth exponent of
+# the wall time between consecutive counts (wall ~ n^k): the scaling of the full fidelity's cost
+# with the GPU count (bench/README.md). Usage: bench/full_fidelity.sh [build-dir] [GPU counts...]
 #   default: 256 1024 2048 8192
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,11 +12,24 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(256 1024 2048 8192)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%8s %10s %12s %14s\n' GPUs "wall (s)" "peak (MB)" "step (s)"
+printf '%8s %10s %12s %14s %12s %14s %10s\n' GPUs "wall (s)" "peak (MB)" "step (s)" "activities" "activities/s" "growth k"
+previous=""
 for n in "${sizes[@]}"; do
   /usr/bin/time -f "%e %M" -o "$out/time" "$moesim" run scenarios/gb300-256-record.json --gpus "$n" \
     --fidelity full --force -q --format json -o "$out/result.json"
   read -r wall rss < "$out/time"
-  step=$(sed -n 's/^ *"step_time_s": \([0-9.e+-]*\),*$/\1/p' "$out/result.json" | head -1)
-  printf '%8s %10.2f %12.1f %14s\n' "$n" "$wall" "$(echo "$rss / 1024" | bc -l)" "$step"
+  python3 - "$out/result.json" "$n" "$wall" "$rss" "$previous" <<'PY'
+import json, math, sys
+result = json.load(open(sys.argv[1]))
+result = result[-1] if isinstance(result, list) else result  # --gpus: one row per GPU count
+n, wall, rss, previous = int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+activities = result["simulation"]["activities"]
+growth = "-"
+if previous:
+    n0, wall0 = (float(x) for x in previous.split(":"))
+    growth = f"{math.log(wall / wall0) / math.log(n / n0):.2f}"
+print(f"{n:8d} {wall:10.2f} {rss / 1024:12.1f} {result['step_time_s']:14.4f} {activities:12d} "
+      f"{activities / wall:14.0f} {growth:>10}")
+PY
+  previous="$n:$wall"
 done

@@ -1,6 +1,7 @@
 // moesim ops SCENARIO: the kernels of one layer with their shapes and modelled times, so a user
 // can see what the cost model thinks each operator costs on the scenario's GPU, which bound sets
-// it (tensor cores, exponentials, shared memory, HBM, launch) and at which clock.
+// it (tensor cores, exponentials, shared memory, HBM, launch) and at which clock, and how many
+// launches the layer takes and how much host time they cost under the scenario's release.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include "commands.hpp"
 #include "moesim/config/loader.hpp"
 #include "moesim/cost/kernel_model.hpp"
+#include "moesim/cost/section_cost.hpp"
 #include "moesim/model/ops.hpp"
 #include "moesim/model/params.hpp"
 
@@ -55,8 +57,20 @@ std::string section_table(const std::string& title, const std::vector<const mode
                          f.flop > 0 ? fmt::format("{:.0f}", f.flop / f.gpu_seconds / 1e12) : "-", bound(f),
                          b.kernels > 0 ? bound(b) : "-");
     }
-  out += fmt::format("  {:<{}}{:>10.1f}{:>10.1f}\n\n", "total (kernels only, no launch gaps)", name_width + 30, fwd_total * 1e6,
+  out += fmt::format("  {:<{}}{:>10.1f}{:>10.1f}\n", "total (kernels only, no launch gaps)", name_width + 30, fwd_total * 1e6,
                      bwd_total * 1e6);
+  // The launches as a step prices them (cost::section_cost): the release's per-expert launches,
+  // graph-captured sections at the replay cost, Transformer Engine's per-call host time, the
+  // backward's recomputed forwards; the host time on the system's CPU.
+  cost::ComputeCost fwd_issue, bwd_issue;
+  for (const model::Section* sec : sections) {
+    fwd_issue += cost::section_cost(*sec, model::Pass::forward, s, cal);
+    bwd_issue += cost::section_cost(*sec, model::Pass::backward, s, cal);
+  }
+  out += fmt::format("  {:<{}}{:>10}{:>10}\n", "kernel launches (recomputed forwards in bwd)", name_width + 30,
+                     fwd_issue.kernels, bwd_issue.kernels);
+  out += fmt::format("  {:<{}}{:>10.1f}{:>10.1f}\n\n", "host CPU to issue them (us)", name_width + 30,
+                     fwd_issue.host_seconds * 1e6, bwd_issue.host_seconds * 1e6);
   return out;
 }
 

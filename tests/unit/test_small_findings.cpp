@@ -58,6 +58,39 @@ TEST_CASE("ops keeps a long op name apart from its shape", "[small-findings]") {
   CHECK(swizzle_rows > 0);
 }
 
+TEST_CASE("ops counts a layer's launches and the host time to issue them, as a step prices them", "[small-findings]") {
+  // The record's release replays every kernel from a full-iteration graph (0.96 us a kernel on
+  // the x86 reference, configs/calibration/kernels.json) and has no Transformer Engine per-call
+  // host time (TE 2.12 on); without graphs the same kernels launch eagerly (9.35 us). The host
+  // time of the MoE layer then grows by 9.35 / 0.96, its launches stay.
+  const TempTree tree("ops-launches");
+  json eager = record_json();
+  eager["recipe"]["cuda_graphs"] = "none";
+  const fs::path eager_path = tree.write("eager.json", eager.dump(2));
+  auto moe_layer = [&](const std::string& scenario) {
+    const test::CliResult r = run_cli({"ops", scenario}, tree.root());
+    REQUIRE(r.code == 0);
+    std::istringstream lines(r.out);
+    std::pair<double, double> launches{-1, -1}, host_us{-1, -1};
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line.substr(line.find_last_of(')') + 1));
+      if (line.find("kernel launches") != std::string::npos && launches.first < 0)
+        words >> launches.first >> launches.second;
+      if (line.find("host CPU to issue them") != std::string::npos && host_us.first < 0)
+        words >> host_us.first >> host_us.second;
+    }
+    return std::make_pair(launches, host_us);
+  };
+  const auto [graph_launches, graph_host] = moe_layer(test::record_json_path().string());
+  const auto [eager_launches, eager_host] = moe_layer(eager_path.string());
+  REQUIRE(graph_launches.first > 0);
+  CHECK(eager_launches == graph_launches);
+  CHECK(eager_host.first / graph_host.first == Approx(9.35 / 0.96).epsilon(0.01));
+  CHECK(eager_host.second / graph_host.second == Approx(9.35 / 0.96).epsilon(0.01));
+  // On the system's CPU: Grace takes 2.75 times the x86 reference's time (TE2053).
+  CHECK(graph_host.first / graph_launches.first == Approx(0.96 * 2.75).epsilon(0.01));
+}
+
 TEST_CASE("A job count of -1 is refused with a short message", "[small-findings]") {
   const TempTree tree("jobs-negative");
   const test::CliResult r = run_cli({"sweep", "x.json", "--jobs", "-1"}, tree.root());
