@@ -57,7 +57,8 @@ std::string section_table(const std::string& title, const std::vector<const mode
                          f.flop > 0 ? fmt::format("{:.0f}", f.flop / f.gpu_seconds / 1e12) : "-", bound(f),
                          b.kernels > 0 ? bound(b) : "-");
     }
-  out += fmt::format("  {:<{}}{:>10.1f}{:>10.1f}\n", "total (kernels only, no launch gaps)", name_width + 30, fwd_total * 1e6,
+  const std::size_t label_width = name_width + 30;  // a summary line's label spans name and shape
+  out += fmt::format("  {:<{}}{:>10.1f}{:>10.1f}\n", "total (kernels only, no launch gaps)", label_width, fwd_total * 1e6,
                      bwd_total * 1e6);
   // The launches as a step prices them (cost::section_cost): the release's per-expert launches,
   // graph-captured sections at the replay cost, Transformer Engine's per-call host time, the
@@ -67,9 +68,9 @@ std::string section_table(const std::string& title, const std::vector<const mode
     fwd_issue += cost::section_cost(*sec, model::Pass::forward, s, cal);
     bwd_issue += cost::section_cost(*sec, model::Pass::backward, s, cal);
   }
-  out += fmt::format("  {:<{}}{:>10}{:>10}\n", "kernel launches (recomputed forwards in bwd)", name_width + 30,
+  out += fmt::format("  {:<{}}{:>10}{:>10}\n", "kernel launches (recomputed forwards in bwd)", label_width,
                      fwd_issue.kernels, bwd_issue.kernels);
-  out += fmt::format("  {:<{}}{:>10.1f}{:>10.1f}\n\n", "host CPU to issue them (us)", name_width + 30,
+  out += fmt::format("  {:<{}}{:>10.1f}{:>10.1f}\n\n", "host CPU to issue them (us)", label_width,
                      fwd_issue.host_seconds * 1e6, bwd_issue.host_seconds * 1e6);
   return out;
 }
