@@ -8,6 +8,7 @@
 
 #include "moesim/driver/run.hpp"
 #include "moesim/platform/topology.hpp"
+#include "run_support.hpp"
 #include "scenario_fixtures.hpp"
 #include "test_platform_support.hpp"
 
@@ -34,13 +35,6 @@ void check_whole_nodes(const platform::Topology& t, int per_node) {
     CHECK(t.gpu_of(r - r % per_node) + r % per_node == g);
   }
   CHECK(static_cast<int>(gpus.size()) == t.gpus);
-}
-
-driver::RunResult simulate_step(const Scenario& s, platform::Fidelity f) {
-  driver::RunOptions o;
-  o.engine.fidelity = f;
-  o.configs_dir = test::configs_dir().string();
-  return driver::run_scenario(s, o);
 }
 
 }  // namespace
@@ -128,10 +122,10 @@ TEST_CASE("Nodes dealt round robin spread each EP group over the racks: folded a
   // 64 GPUs in two racks of 32, EP 32: in order each stage's EP group fills a rack; round robin
   // puts 16 of its members in each rack, so the all-to-alls cross the NICs.
   Scenario s = test::identical_gpus(test::small_moe(4));
-  const driver::RunResult in_order = simulate_step(s, platform::Fidelity::folded);
+  const driver::RunResult in_order = test::run(s, platform::Fidelity::folded);
   s.placement = "round_robin_nodes";
-  const driver::RunResult folded = simulate_step(s, platform::Fidelity::folded);
-  const driver::RunResult full = simulate_step(s, platform::Fidelity::full);
+  const driver::RunResult folded = test::run(s, platform::Fidelity::folded);
+  const driver::RunResult full = test::run(s, platform::Fidelity::full);
   INFO("in order " << in_order.metrics.step_time_s << " s, round robin: folded " << folded.metrics.step_time_s
                    << " s, full " << full.metrics.step_time_s << " s");
   CHECK(in_order.sim.stages.front().traffic.ep_nic_bytes == 0);
@@ -142,6 +136,6 @@ TEST_CASE("Nodes dealt round robin spread each EP group over the racks: folded a
   CHECK(full.metrics.step_time_s == Approx(folded.metrics.step_time_s).epsilon(0.005));
   // Random nodes need every GPU: refused in folded fidelity.
   s.placement = "random_nodes";
-  CHECK_THROWS(simulate_step(s, platform::Fidelity::folded));
-  CHECK(simulate_step(s, platform::Fidelity::full).metrics.step_time_s > 0);
+  CHECK_THROWS(test::run(s, platform::Fidelity::folded));
+  CHECK(test::run(s, platform::Fidelity::full).metrics.step_time_s > 0);
 }

@@ -16,6 +16,7 @@
 #include "moesim/plan/memory.hpp"
 #include "moesim/platform/ep_dispatch.hpp"
 #include "moesim/report/energy.hpp"
+#include "run_support.hpp"
 #include "scenario_fixtures.hpp"
 #include "test_reliability_cli.hpp"
 
@@ -35,13 +36,6 @@ test::CliResult run_record_with(const TempTree& tree, const std::string& key, co
   else s["stack"] = value;
   const auto scenario = tree.write("tiny-efficiency.json", s.dump(2));
   return run_cli({"run", scenario.string()}, tree.root());
-}
-
-driver::RunResult energy_run(const Scenario& s, platform::Fidelity f) {
-  driver::RunOptions o;
-  o.engine.fidelity = f;
-  o.configs_dir = test::configs_dir().string();
-  return driver::run_scenario(s, o);
 }
 
 }  // namespace
@@ -100,11 +94,11 @@ TEST_CASE("Folded energy charges each GPU its own expected busy time, as full fi
     s.variability.gpu_speed_cv = level.speed_cv;
     s.variability.kernel_jitter_cv = level.jitter_cv;
     REQUIRE(s.variability.gpu_speed_cv > 0);
-    const report::StepEnergy folded = report::step_energy(energy_run(s, platform::Fidelity::folded));
+    const report::StepEnergy folded = report::step_energy(test::run(s, platform::Fidelity::folded));
     double full_busy = 0, full_energy = 0;
     for (int seed = 1; seed <= level.seeds; ++seed) {
       s.seed = seed;
-      const report::StepEnergy full = report::step_energy(energy_run(s, platform::Fidelity::full));
+      const report::StepEnergy full = report::step_energy(test::run(s, platform::Fidelity::full));
       full_busy += full.computing_gpu_s / level.seeds;
       full_energy += full.gpu_j / level.seeds;
     }
@@ -120,7 +114,7 @@ TEST_CASE("Identical GPUs: every GPU is charged the observed one's busy time", "
   // fidelities, and the energy is the per-state formula on the observed breakdowns.
   const Scenario s = test::identical_gpus(test::small_moe(4));
   for (platform::Fidelity f : {platform::Fidelity::folded, platform::Fidelity::full}) {
-    const driver::RunResult r = energy_run(s, f);
+    const driver::RunResult r = test::run(s, f);
     double joules = 0;
     for (const auto& st : r.sim.stages) {
       CHECK(st.mean_busy_share == Approx(1).epsilon(1e-12));
