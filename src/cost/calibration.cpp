@@ -77,11 +77,12 @@ class Strict {
   std::set<std::string> read_;
 };
 
-// Names of the precisions a mainloop efficiency may be given for.
+// Names of the precisions a mainloop efficiency may be given for: BF16 and the quantisation
+// flavours. Per-tensor FP8 is the hardware's FP8 rate itself (its clock, configs/hardware).
 Precision flavour(const std::string& file, const std::string& where, const std::string& name) {
   Precision p;
-  if (!parse_precision(name, p) || p == Precision::bf16 || p == Precision::fp8)
-    throw ConfigError(file, where + "." + name, "a quantisation flavour: fp8_blockwise, mxfp8 or nvfp4");
+  if (!parse_precision(name, p) || p == Precision::fp8)
+    throw ConfigError(file, where + "." + name, "a GEMM flavour: bf16, fp8_blockwise, mxfp8 or nvfp4");
   return p;
 }
 

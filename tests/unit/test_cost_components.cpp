@@ -246,6 +246,25 @@ TEST_CASE("sustained clocks follow their published best-shape GEMM rates", "[cos
         Approx(gb200.sustained_clock_hz_fp8 / gb200.sustained_clock_hz_bf16).epsilon(0.002));
 }
 
+TEST_CASE("Blackwell BF16 GEMMs run at the sustained rate of large GEMMs, not at a sweep's best", "[cost][components]") {
+  // TAO2427: B200 BF16 torch.mm at 8192^3, back to back, 1.42 PFLOP/s (the source of the
+  // mainloop efficiency, so held to 1 %). TLX-PWR: GB300 cuBLAS GEMMs at the 1,400 W limit
+  // 1,600-2,174 TFLOP/s (a prediction: a large GEMM inside that range). MAMF's best shapes, which
+  // set the clocks, stay reachable only where the efficiency is 1: Hopper, whose clock and GEMM
+  // fit are measured H200 kernels.
+  auto bf16_tflops = [](const GpuSpec& g, double size) {
+    const auto t = cost::gemm_time(size, size, size, 1, Precision::bf16, g, test::default_calibration().of(g));
+    return 2.0 * size * size * size / t.seconds / 1e12;
+  };
+  const GpuSpec b200 = gpu("b200"), gb300 = gpu("gb300");
+  CHECK(bf16_tflops(b200, 8192) == Approx(1420).epsilon(0.01));
+  const double gb300_tflops = bf16_tflops(gb300, 16384);
+  INFO("GB300 BF16 16384^3: " << gb300_tflops << " TFLOP/s");
+  CHECK(gb300_tflops > 1600);
+  CHECK(gb300_tflops < 2174);
+  CHECK(test::default_calibration().of(gpu("h200")).mainloop_efficiency.count(Precision::bf16) == 0);
+}
+
 TEST_CASE("Blackwell anchors: MXFP8 grouped GEMM, cuDNN attention at DeepSeek-V3's shape", "[cost][components]") {
   const GpuSpec gb200 = gpu("gb200"), gb300 = gpu("gb300"), b200 = gpu("b200");
   SECTION("MLM-G §1: MXFP8 grouped GEMM on GB200, 2,672 TFLOP/s at K = 7168, N = 2048") {
