@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "moesim/driver/run.hpp"
-#include "moesim/platform/collective.hpp"
 #include "moesim/engine/simulate.hpp"
+#include "moesim/platform/collective.hpp"
 #include "moesim/platform/ep_dispatch.hpp"
 #include "moesim/platform/nccl.hpp"
 #include "moesim/workload/step_builder.hpp"
@@ -213,11 +213,11 @@ TEST_CASE("A collective's SMs slow the compute beside it by their share, and onl
   kernel.label = "kernel";
   workload::StepProgram program;
   program.stages.resize(1);
-  const auto all_reduce = platform::CollectiveKind::all_reduce;
+  const auto all_reduce = platform::CollectiveKind::all_reduce, all_to_all = platform::CollectiveKind::all_to_all;
   program.stages[0].tasks = {kernel,
                              kernel,
                              collective(all_reduce, a_bytes, {}),
-                             collective(platform::CollectiveKind::all_to_all, b_bytes, {}),
+                             collective(all_to_all, b_bytes, {}),
                              collective(all_reduce, a_bytes, {0}),
                              collective(all_reduce, a_bytes, {1})};
   const double expected = 2 * kernel_s + share_a * a.seconds + share_b * b.seconds  // beside the first kernel
