@@ -1,4 +1,5 @@
-// The S4U side of the engine: actors per (GPU, stream) executing step programs.
+// One step, simulated: the folded fidelity as actors per (GPU, stream) executing step programs;
+// the full one through the event core (event_core.hpp).
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
 
@@ -14,6 +15,8 @@
 #include <unordered_map>
 
 #include "breakdown.hpp"
+#include "event_core.hpp"
+#include "gpu_state.hpp"
 #include "moesim/config/error.hpp"
 #include "moesim/engine/simulate.hpp"
 #include "moesim/platform/collective.hpp"
@@ -32,53 +35,7 @@ using workload::TaskKind;
 
 namespace {
 
-// A collective as one GPU runs it: its plan and the SMs it holds meanwhile.
-struct PlannedCollective {
-  platform::TierLoad load;
-  int sms = 0;
-  double copies_per_token = 0;   // EP exchanges
-  double domains_per_token = 0;
-};
-
-// Of the `seconds` a compute task takes, those its kernels keep the GPU busy: its launch-bound
-// excess and the optimizer left out, as the breakdown's compute_s leaves them out.
-double kernel_seconds(const Task& t, double seconds) {
-  if (t.activity == workload::Activity::optimizer) return 0;
-  return seconds - std::min(std::max(0.0, t.seconds - t.gpu_seconds), seconds);
-}
-
-// What identifies a collective's plan on one GPU: (group role, kind, bytes, EP tokens, EP token
-// bytes, EP combine kernel, EP probabilities carried).
-using PlanKey = std::tuple<int, int, double, double, double, bool, bool>;
-
-// A simulated GPU: its program, which of its tasks are done, which pipeline messages arrived.
-struct Gpu {
-  int rank = 0;
-  int pp_rank = 0;
-  const workload::RankProgram* program = nullptr;
-  std::vector<char> done;
-  std::vector<char> arrived;
-  // Actors run cooperatively (one at a time, switching only inside simcalls), so the state above
-  // needs no lock. A stream whose next task is not ready suspends itself and records the task;
-  // a completion resumes it only once that task is ready. Mutex and condition-variable
-  // traffic cost several simcalls per task (each a context switch through maestro).
-  std::array<sg4::ActorPtr, workload::kStreams> actors;
-  std::array<int, workload::kStreams> waiting_task{};  // task a suspended stream waits for; -1 if none
-  // Full fidelity's barrier per (stream, group role), looked up once.
-  std::array<std::array<sg4::BarrierPtr, workload::kGroupRoles>, workload::kStreams> barriers;
-  const std::vector<std::uint8_t>* dependents = nullptr;        // per task: streams to wake
-  const std::vector<std::uint8_t>* message_waiters = nullptr;   // per message: streams to wake
-  std::array<platform::Group, workload::kGroupRoles> groups;  // by GroupRole
-  std::vector<int> pp_peers;              // global rank of each pipeline rank of its pipeline
-  bool observed = false;
-  double kernel_work_s = 0;  // kernel_seconds of its compute tasks, summed as they run
-  std::vector<TaskInterval> intervals;
-  std::map<PlanKey, PlannedCollective> plans;  // the few distinct collectives it runs, planned once
-  Traffic traffic;
-};
-
-
-class Simulation {
+class Simulation final : StepHooks {
  public:
   Simulation(const Scenario& s, const plan::Layout& l, const workload::StepProgram& prog,
              const Options& o)
@@ -130,15 +87,16 @@ class Simulation {
       g.observed = g.rank == l_.dense_rank(0, 0, 0, g.pp_rank);
       index_of_[g.rank] = static_cast<int>(i);
     }
-    for (Gpu& g : gpus_) {
-      std::array<std::vector<int>, workload::kStreams> per_stream;
-      for (size_t t = 0; t < g.program->tasks.size(); ++t)
-        per_stream[static_cast<int>(g.program->tasks[t].stream)].push_back(static_cast<int>(t));
-      for (int st = 0; st < workload::kStreams; ++st) {
-        if (per_stream[st].empty()) continue;
-        g.actors[st] = sg4::Actor::create(fmt::format("gpu{}-s{}", g.rank, st), platform_->host(g.rank),
-                                          [this, &g, ids = std::move(per_stream[st]), st]() { guarded(g, ids, st); });
-      }
+    if (opt_.fidelity == platform::Fidelity::full) {
+      sg4::Actor::create("event-core", platform_->host(gpus_.front().rank), [this]() {
+        try {
+          run_event_core(*platform_, gpus_, index_of_, *this);
+        } catch (const std::exception&) {
+          failure_ = std::current_exception();
+        }
+      });
+    } else {
+      create_stream_actors();
     }
     for (const Gpu& g : gpus_) tasks_total_ += static_cast<long long>(g.program->tasks.size());
     last_report_ = std::chrono::steady_clock::now();
@@ -169,6 +127,35 @@ class Simulation {
   }
 
  private:
+  // The folded fidelity's actors: one per stream of each representative.
+  void create_stream_actors() {
+    for (Gpu& g : gpus_) {
+      std::array<std::vector<int>, workload::kStreams> per_stream;
+      for (size_t t = 0; t < g.program->tasks.size(); ++t)
+        per_stream[static_cast<int>(g.program->tasks[t].stream)].push_back(static_cast<int>(t));
+      for (int st = 0; st < workload::kStreams; ++st) {
+        if (per_stream[st].empty()) continue;
+        g.actors[st] = sg4::Actor::create(fmt::format("gpu{}-s{}", g.rank, st), platform_->host(g.rank),
+                                          [this, &g, ids = std::move(per_stream[st]), st]() { guarded(g, ids, st); });
+      }
+    }
+  }
+
+  // StepHooks, for the event core.
+  PlannedCollective& planned(Gpu& g, const Task& t, const platform::Group& group) override {
+    return plan_of(g, t, group);
+  }
+  double start_compute(Gpu& g, int id) override {
+    const Task& t = g.program->tasks[static_cast<std::size_t>(id)];
+    const double seconds = variation_->compute_seconds(g.rank, g.pp_rank, id, t);
+    g.kernel_work_s += kernel_seconds(t, seconds);
+    return seconds;
+  }
+  void task_finished() override {
+    ++activities_;
+    report_progress();
+  }
+
   // Which streams hold tasks that depend on each task, and on each pipeline message.
   void wake_lists() {
     dependents_.resize(prog_.stages.size());
@@ -220,13 +207,12 @@ class Simulation {
   void wake(Gpu& g, std::uint8_t streams) const {
     for (int s = 0; s < workload::kStreams; ++s) {
       const int waiting = g.waiting_task[s];
-      if (!(streams & (1u << s)) || waiting < 0 || !ready(g, g.program->tasks[waiting])) continue;
+      if (!(streams & (1u << s)) || waiting < 0 || !g.ready(g.program->tasks[waiting])) continue;
       g.waiting_task[s] = -1;
       g.actors[s]->resume();
     }
   }
 
-  bool ready(const Gpu& g, const Task& t) const { return ready_after(g, t, -1); }
 
   // No exception may leave an actor: SimGrid would print "Uncaught exception" and abort the
   // whole process. The first one is kept and every other actor killed (the step cannot finish
@@ -249,7 +235,7 @@ class Simulation {
     for (std::size_t k = 0; k < ids.size(); ++k) {
       const int id = ids[k];
       const Task& t = g.program->tasks[id];
-      while (!ready(g, t)) {
+      while (!g.ready(t)) {
         g.waiting_task[stream_index] = id;
         sg4::this_actor::suspend();
       }
@@ -258,7 +244,7 @@ class Simulation {
         continue;
       }
       const double start = g.observed ? sg4::Engine::get_clock() : 0;  // the clock is a lookup
-      execute(g, id, t, stream_index, tags[static_cast<int>(t.group)]);
+      execute(g, id, t, tags[static_cast<int>(t.group)]);
       ++activities_;
       report_progress();
       if (g.observed) g.intervals.push_back({id, start, sg4::Engine::get_clock()});
@@ -282,7 +268,7 @@ class Simulation {
     while (last + 1 < ids.size() && (*g.dependents)[ids[last]] == 0) {
       const int next = ids[last + 1];
       const Task& n = tasks[next];
-      if (n.kind != TaskKind::compute || !ready_after(g, n, ids[last])) break;
+      if (n.kind != TaskKind::compute || !g.ready_after(n, ids[last])) break;
       const double next_seconds = variation_->compute_seconds(g.rank, g.pp_rank, next, n);
       seconds += next_seconds;
       g.kernel_work_s += kernel_seconds(n, next_seconds);
@@ -298,14 +284,7 @@ class Simulation {
     return last;
   }
 
-  // Whether `t` is ready once `running` (the task before it on its stream; -1: none) is done.
-  bool ready_after(const Gpu& g, const Task& t, int running) const {
-    for (int d : t.deps)
-      if (!g.done[d] && d != running) return false;
-    return t.wait_message.id < 0 || g.arrived[t.wait_message.id];
-  }
-
-  void execute(Gpu& g, int id, const Task& t, int stream_index, const std::string& tag) {
+  void execute(Gpu& g, int id, const Task& t, const std::string& tag) {
     sg4::Host* host = platform_->host(g.rank);
     switch (t.kind) {
       case TaskKind::compute: {
@@ -317,7 +296,7 @@ class Simulation {
       case TaskKind::collective: {
         const platform::Group& group = g.groups[static_cast<int>(t.group)];
         if (group.ranks.size() <= 1) return;
-        const PlannedCollective& plan = planned(g, t, group);
+        const PlannedCollective& plan = plan_of(g, t, group);
         if (g.observed) count_traffic(g, t, plan);
         // A collective's kernels (NCCL's channels, a dispatcher's SMs) take their share of the
         // GPU while it communicates, so compute beside it slows by that fraction.
@@ -327,23 +306,7 @@ class Simulation {
           sms = sg4::this_actor::exec_init(1e30)->set_bound(std::min(1.0, static_cast<double>(plan.sms) / sm_count) *
                                                            host->get_speed());
         if (sms) sms->start();
-        // Every member needs data from every other: no one is done before the last arrives, nor
-        // (all-to-all) before the busiest port has delivered, which every member receives a
-        // share from. The full fidelity's aggregated transfers alone couple only ring neighbours.
-        const bool full = opt_.fidelity == platform::Fidelity::full;
-        sg4::Barrier* group_barrier = nullptr;
-        if (full) {
-          sg4::BarrierPtr& b = g.barriers[stream_index][static_cast<int>(t.group)];
-          if (!b) b = barrier(group, tag);
-          group_barrier = b.get();
-          group_barrier->wait();
-        }
         platform::run_load(*platform_, group, plan.load, g.rank, tag);
-        // Every collective ends at a barrier too: a member's data is complete only when every
-        // member's has arrived, and NVLink bytes leave through each member's port with nobody
-        // receiving them (Platform::start_nvlink_egress), while the NIC's aggregated transfers
-        // couple only ring neighbours (a slow NIC holds up the whole ring, not its neighbour).
-        if (full) group_barrier->wait();
         if (sms) sms->cancel();
         return;
       }
@@ -366,33 +329,26 @@ class Simulation {
     }
   }
 
-  // A pipeline message: out of the sender's NVLink port within its domain (full fidelity's
-  // ports, Platform::start_nvlink_egress; plus the port-to-port latency), else over the fabric.
-  // Folded: the representatives' NICs are never degraded ones (the scenario's fabric_faults), but
-  // the representatives stand for every pipeline and wait for the slowest at the gradient
-  // reduction, so a message between stages with a degraded NIC takes as long as that NIC needs:
-  // its bytes over the speed, at the representative's rate (SimGrid 3.32 ignores set_rate on a
-  // host-to-host comm, platform.hpp), holding the representative's NIC as long.
+  // A pipeline message between representatives (the full fidelity's are the event core's).
+  // The representatives' NICs are never degraded ones (the scenario's fabric_faults), but the
+  // representatives stand for every pipeline and wait for the slowest at the gradient reduction,
+  // so a message between stages with a degraded NIC takes as long as that NIC needs: its bytes
+  // over the speed, at the representative's rate (SimGrid 3.32 ignores set_rate on a host-to-host
+  // comm, platform.hpp), holding the representative's NIC as long.
   void send_to_peer(int rank, int pp_rank, int peer, int peer_pp_rank, double bytes) const {
     const platform::Topology& topo = platform_->topology();
     const auto size = static_cast<uint64_t>(bytes);
-    const bool same_domain = topo.domain_of(peer) == topo.domain_of(rank);
-    const bool full = opt_.fidelity == platform::Fidelity::full;
-    if (full && same_domain) {
-      platform_->start_nvlink_egress(rank, static_cast<double>(size), 0)->wait();
-      sg4::this_actor::sleep_for(topo.nvlink_latency_s);
-      return;
-    }
-    const double speed = full || same_domain ? 1.0
-                                             : std::min(stage_nic_speed_[static_cast<std::size_t>(pp_rank)],
-                                                        stage_nic_speed_[static_cast<std::size_t>(peer_pp_rank)]);
+    const double speed = topo.domain_of(peer) == topo.domain_of(rank)
+                             ? 1.0
+                             : std::min(stage_nic_speed_[static_cast<std::size_t>(pp_rank)],
+                                        stage_nic_speed_[static_cast<std::size_t>(peer_pp_rank)]);
     sg4::Comm::sendto(platform_->host(rank), platform_->host(peer),
                       speed < 1 ? static_cast<uint64_t>(std::llround(static_cast<double>(size) / speed)) : size);
   }
 
   // The plan of a collective task on this GPU's own group: NCCL's algorithm, or the recipe's EP
   // dispatcher for an EP exchange. Planned once per distinct collective.
-  const PlannedCollective& planned(Gpu& g, const Task& t, const platform::Group& group) {
+  PlannedCollective& plan_of(Gpu& g, const Task& t, const platform::Group& group) {
     const bool ep = t.group == workload::GroupRole::ep && t.ep_token_bytes > 0;
     // Routed-load imbalance: this rank's share of the EP tokens (or bytes) of this exchange.
     const double load = variation_->ep_load_factor(g.rank, t);
@@ -424,29 +380,6 @@ class Simulation {
     return g.plans.emplace(key, p).first->second;
   }
 
-  static void count_traffic(Gpu& g, const Task& t, const PlannedCollective& p) {
-    if (t.group == workload::GroupRole::ep) {
-      g.traffic.ep_nvlink_bytes += p.load.nvlink_bytes;
-      g.traffic.ep_nic_bytes += p.load.nic_bytes;
-      g.traffic.ep_copies_per_token = p.copies_per_token;
-      g.traffic.ep_domains_per_token = p.domains_per_token;
-    } else {
-      g.traffic.other_nvlink_bytes += p.load.nvlink_bytes;
-      g.traffic.other_nic_bytes += p.load.nic_bytes;
-    }
-  }
-
-  // One reusable barrier per (group, stream tag): members of a group issue its collectives in
-  // the same order on the same stream.
-  sg4::BarrierPtr barrier(const platform::Group& group, const std::string& tag) {
-    std::string key = tag;
-    key.append("/").append(std::to_string(group.ranks.front()));
-    auto it = barriers_.find(key);
-    if (it == barriers_.end())
-      it = barriers_.emplace(std::move(key), sg4::Barrier::create(static_cast<unsigned>(group.ranks.size()))).first;
-    return it->second;
-  }
-
   const Scenario& s_;
   const plan::Layout& l_;
   const workload::StepProgram& prog_;
@@ -454,7 +387,6 @@ class Simulation {
   platform::EpExchangeRequest ep_request_;
   std::unique_ptr<platform::Platform> platform_;
   std::unique_ptr<workload::Variation> variation_;
-  std::unordered_map<std::string, sg4::BarrierPtr> barriers_;
   std::exception_ptr failure_;  // the first exception an actor raised
   std::vector<Gpu> gpus_;
   std::vector<int> index_of_;

@@ -61,9 +61,7 @@ void finish_one(TierRun& tier, double then_s) {
   if (tier.extra_latency_s + then_s > 0) sg4::this_actor::sleep_for(tier.extra_latency_s + then_s);
 }
 
-// Where a flow of a plan goes: over NVLink, through the NIC under the leaf, or through the NIC,
-// the leaf's uplinks and the spine.
-enum class Route { nvlink = 0, leaf = 1, spine = 2 };
+using Route = FullRoute;
 
 // One flow of a plan's tier: its bytes and the rate cap of its transfer (0: none).
 struct Flow {
@@ -72,29 +70,35 @@ struct Flow {
   double rate_cap;
 };
 
-// Starts each tier's flows with `start(flow, tier)` (which fills TierRun::activities): the tiers all at
-// once, or one after the other; then the library's latency. The NIC tier is two flows when part
-// of it stays under the leaf and part climbs to the spine; its rate cap is split in proportion.
+// One tier of a plan: its flows and its latency-bound steps.
+struct TierSpec {
+  int steps;
+  double hop_latency_s;
+  std::vector<Flow> flows;
+};
+
+struct TierSpecs {
+  std::vector<TierSpec> tiers;
+  bool sequential = false;
+  double library_latency_s = 0;  // after the last tier
+};
+
+// A plan's tiers as flows. The NIC tier is two flows when part of it stays under the leaf and
+// part climbs to the spine; its rate cap is split in proportion.
 //
 // Degraded links (the scenario's fabric_faults): the full platform builds them slower; the folded
 // representative's NIC and uplink share are never the degraded ones, so where its group has a
 // slower NIC or spans slower uplinks its flows are capped at their rate: every member of a
 // collective waits for its slowest member's data.
-template <class StartFlow>
-void run_tiers(const Topology& t, const GroupLayout& l, bool folded, const TierLoad& load, StartFlow&& start) {
+TierSpecs tier_specs(const Topology& t, const GroupLayout& l, bool folded, const TierLoad& load) {
   // A cap at or above the port's rate changes nothing: leave the flow uncapped.
   const double nvl_cap = detail::nvlink_rate(t, load) < detail::port_nvlink_rate(t) ? detail::nvlink_rate(t, load) : 0;
   double nic_cap = detail::nic_rate(t, load) < detail::port_nic_rate(t) ? detail::nic_rate(t, load) : 0;
   if (folded && l.nic_speed < 1) nic_cap = std::min(detail::nic_rate(t, load), l.nic_speed * detail::port_nic_rate(t));
   const double slow_spine_cap = folded && l.uplink_speed < 1 ? l.uplink_speed * t.spine_share_bytes_per_s() : 0;
-  struct TierSpec {
-    int steps;
-    double hop_latency_s;
-    std::vector<Flow> flows;
-  };
-  std::vector<TierSpec> specs;
+  TierSpecs specs;
   if (load.nvlink_steps > 0)
-    specs.push_back({load.nvlink_steps, t.nvlink_latency_s, {{Route::nvlink, load.nvlink_bytes, nvl_cap}}});
+    specs.tiers.push_back({load.nvlink_steps, t.nvlink_latency_s, {{Route::nvlink, load.nvlink_bytes, nvl_cap}}});
   if (load.nic_steps > 0) {
     TierSpec nic{load.nic_steps, detail::nic_hop_latency_s(t), {}};
     const double spine = std::min(load.spine_bytes, load.nic_bytes);
@@ -107,22 +111,26 @@ void run_tiers(const Topology& t, const GroupLayout& l, bool folded, const TierL
       nic.flows.push_back({Route::spine, spine, cap});
     }
     if (nic.flows.empty()) nic.flows.push_back({load.crosses_spine ? Route::spine : Route::leaf, 0.0, 0.0});
-    specs.push_back(std::move(nic));
+    specs.tiers.push_back(std::move(nic));
   }
-  const double library_latency_s = load.latency_s > 0 ? load.latency_s : 0;  // after the last tier
-  if (load.tiers_sequential) {
-    for (std::size_t i = 0; i < specs.size(); ++i) {
+  specs.sequential = load.tiers_sequential;
+  specs.library_latency_s = load.latency_s > 0 ? load.latency_s : 0;
+  return specs;
+}
+
+// Runs `count` tiers whose activities and extra latency `start(i, tier)` sets: all at once, or
+// one after the other; then the library's latency.
+template <class StartTier>
+void run_tiers(std::size_t count, bool sequential, double library_latency_s, StartTier&& start) {
+  if (sequential) {
+    for (std::size_t i = 0; i < count; ++i) {
       TierRun tier;
-      tier.extra_latency_s = extra_latency(specs[i].steps, specs[i].hop_latency_s);
-      for (const Flow& f : specs[i].flows) start(f, tier);
-      finish_one(tier, i + 1 == specs.size() ? library_latency_s : 0);
+      start(i, tier);
+      finish_one(tier, i + 1 == count ? library_latency_s : 0);
     }
-  } else if (!specs.empty()) {
-    std::vector<TierRun> tiers(specs.size());
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      tiers[i].extra_latency_s = extra_latency(specs[i].steps, specs[i].hop_latency_s);
-      for (const Flow& f : specs[i].flows) start(f, tiers[i]);
-    }
+  } else if (count > 0) {
+    std::vector<TierRun> tiers(count);
+    for (std::size_t i = 0; i < count; ++i) start(i, tiers[i]);
     finish_concurrent(tiers, library_latency_s);
   }
 }
@@ -140,20 +148,6 @@ sg4::CommPtr put_async(sg4::Mailbox* box, std::uint64_t size, double rate_cap) {
 
 // ---- folded: the representative loads its own ports through loop routes -------------------
 
-// A host-to-host transfer, capped at `rate_cap` bytes/s when positive.
-sg4::CommPtr send_async(sg4::Host* from, sg4::Host* to, std::uint64_t size, double rate_cap) {
-  if (rate_cap <= 0) return sg4::Comm::sendto_async(from, to, size);
-  // The rate must be set while the comm is INITED: before both ends are known (setting the
-  // second one makes SimGrid 3.32 start it).
-  sg4::CommPtr c = sg4::Comm::sendto_init();
-  c->set_rate(rate_cap);
-  c->set_payload_size(size);
-  c->set_source(from);
-  c->set_destination(to);
-  if (c->get_state() == sg4::Activity::State::INITED) c->start();
-  return c;
-}
-
 // Folded send_recv: the sender carries the transfer alone, to the receiver's representative or
 // over its own loop route of the tier.
 void send_folded(const Platform& p, const GroupLayout& l, const TierLoad& load, int self) {
@@ -167,7 +161,7 @@ void send_folded(const Platform& p, const GroupLayout& l, const TierLoad& load, 
   const Topology& t = p.topology();
   const double rate = nvlink ? detail::nvlink_rate(t, load) : detail::nic_rate(t, load);
   const double port = nvlink ? detail::port_nvlink_rate(t) : detail::port_nic_rate(t);
-  send_async(p.host(self), dst, to_bytes(nvlink ? load.nvlink_bytes : load.nic_bytes), rate < port ? rate : 0)->wait();
+  start_host_transfer(p.host(self), dst, to_bytes(nvlink ? load.nvlink_bytes : load.nic_bytes), rate < port ? rate : 0)->wait();
   if (load.latency_s > 0) sg4::this_actor::sleep_for(load.latency_s);
 }
 
@@ -177,15 +171,19 @@ double route_latency_s(const Topology& t, Route r) {
 
 void run_folded(const Platform& p, const GroupLayout& l, const TierLoad& load, int self, std::string_view tag) {
   const Topology& t = p.topology();
-  run_tiers(t, l, true, load, [&](const Flow& f, TierRun& tier) {
-    const std::uint64_t size = to_bytes(f.bytes);
-    if (size == 0) {
-      // SimGrid 3.32 never completes a 0-byte comm under Comm::wait_any (deadlock report;
-      // wait() works). Nothing competes for bandwidth, so its one hop is a sleep.
-      tier.extra_latency_s += route_latency_s(t, f.route);
-      return;
+  const TierSpecs specs = tier_specs(t, l, true, load);
+  run_tiers(specs.tiers.size(), specs.sequential, specs.library_latency_s, [&](std::size_t i, TierRun& tier) {
+    tier.extra_latency_s = extra_latency(specs.tiers[i].steps, specs.tiers[i].hop_latency_s);
+    for (const Flow& f : specs.tiers[i].flows) {
+      const std::uint64_t size = to_bytes(f.bytes);
+      if (size == 0) {
+        // SimGrid 3.32 never completes a 0-byte comm under Comm::wait_any (deadlock report;
+        // wait() works). Nothing competes for bandwidth, so its one hop is a sleep.
+        tier.extra_latency_s += route_latency_s(t, f.route);
+        continue;
+      }
+      tier.activities.push_back(put_async(p.mirror_mailbox(self, static_cast<int>(f.route), tag), size, f.rate_cap));
     }
-    tier.activities.push_back(put_async(p.mirror_mailbox(self, static_cast<int>(f.route), tag), size, f.rate_cap));
   });
 }
 
@@ -217,31 +215,59 @@ void send_full(const GroupLayout& l, const TierLoad& load, const Topology& t, in
   if (load.latency_s > 0) sg4::this_actor::sleep_for(load.latency_s);
 }
 
+FullMemberPart member_part(const Platform& p, const GroupLayout& l, const TierLoad& load, int self) {
+  const Topology& t = p.topology();
+  const auto mi = static_cast<std::size_t>(l.member(self));
+  const TierSpecs specs = tier_specs(t, l, false, load);
+  FullMemberPart part;
+  part.sequential = specs.sequential;
+  part.library_latency_s = specs.library_latency_s;
+  for (const TierSpec& spec : specs.tiers) {
+    FullTier tier;
+    tier.extra_latency_s = extra_latency(spec.steps, spec.hop_latency_s);
+    for (const Flow& f : spec.flows) {
+      if (f.route == Route::nvlink) {
+        if (l.nvl_next[mi] < 0) continue;  // alone in its domain: no NVLink peer
+        tier.extra_latency_s += t.nvlink_latency_s;
+        // SimGrid 3.32 never completes a 0-byte activity under wait_any: the latency alone.
+        const std::uint64_t size = to_bytes(f.bytes);
+        if (size > 0) tier.sends.push_back({Route::nvlink, -1, static_cast<double>(size), f.rate_cap});
+        continue;
+      }
+      const int peer = f.route == Route::leaf ? l.leaf_peer[mi] : l.spine_peer[mi];
+      if (peer < 0) continue;  // a zero-byte flow of a tier this member does not use
+      tier.sends.push_back({f.route, l.ranks[static_cast<std::size_t>(peer)], static_cast<double>(to_bytes(f.bytes)),
+                            f.rate_cap});
+      (f.route == Route::leaf ? tier.incoming_leaf : tier.incoming_spine) +=
+          f.route == Route::leaf ? l.leaf_in_count[mi] : l.spine_in_count[mi];
+    }
+    part.tiers.push_back(std::move(tier));
+  }
+  return part;
+}
+
 // NVLink bytes leave through the member's own port (Platform::start_nvlink_egress): no mailbox,
 // so a member's NVLink tier ends when its own bytes are out; the engine's group barrier holds
 // the members together where a collective needs every member's data.
 void run_full(const Platform& p, const GroupLayout& l, const TierLoad& load, int self, std::string_view tag) {
-  const Topology& t = p.topology();
-  const auto mi = static_cast<std::size_t>(l.member(self));
+  const FullMemberPart part = member_part(p, l, load, self);
+  std::size_t incoming = 0;
+  for (const FullTier& tier : part.tiers) incoming += static_cast<std::size_t>(tier.incoming_leaf + tier.incoming_spine);
   // Where incoming payload pointers land; sized up front so the slots never move.
-  std::vector<void*> received(static_cast<std::size_t>(l.leaf_in_count[mi] + l.spine_in_count[mi]), nullptr);
+  std::vector<void*> received(incoming, nullptr);
   std::size_t next_slot = 0;
-  run_tiers(t, l, false, load, [&](const Flow& f, TierRun& tier) {
-    if (f.route == Route::nvlink) {
-      if (l.nvl_next[mi] < 0) return;  // alone in its domain: no NVLink peer
-      tier.extra_latency_s += t.nvlink_latency_s;
-      // SimGrid 3.32 never completes a 0-byte activity under wait_any: the latency alone.
-      const std::uint64_t size = to_bytes(f.bytes);
-      if (size > 0) tier.activities.push_back(p.start_nvlink_egress(self, static_cast<double>(size), f.rate_cap));
-      return;
+  run_tiers(part.tiers.size(), part.sequential, part.library_latency_s, [&](std::size_t i, TierRun& run) {
+    const FullTier& tier = part.tiers[i];
+    run.extra_latency_s = tier.extra_latency_s;
+    for (const FullTransfer& send : tier.sends)
+      run.activities.push_back(
+          send.route == Route::nvlink
+              ? sg4::ActivityPtr(p.start_nvlink_egress(self, send.bytes, send.rate_cap))
+              : sg4::ActivityPtr(put_async(mailbox(tag, send.route, send.to_rank), to_bytes(send.bytes), send.rate_cap)));
+    for (const auto& [route, count] : {std::pair{Route::leaf, tier.incoming_leaf}, std::pair{Route::spine, tier.incoming_spine}}) {
+      sg4::Mailbox* inbox = mailbox(tag, route, self);
+      for (int k = 0; k < count; ++k) run.activities.push_back(inbox->get_async<void>(&received[next_slot++]));
     }
-    const int peer = f.route == Route::leaf ? l.leaf_peer[mi] : l.spine_peer[mi];
-    const int incoming = f.route == Route::leaf ? l.leaf_in_count[mi] : l.spine_in_count[mi];
-    if (peer < 0) return;  // a zero-byte flow of a tier this member does not use
-    tier.activities.push_back(put_async(mailbox(tag, f.route, l.ranks[static_cast<std::size_t>(peer)]),
-                                        to_bytes(f.bytes), f.rate_cap));
-    sg4::Mailbox* inbox = mailbox(tag, f.route, self);
-    for (int i = 0; i < incoming; ++i) tier.activities.push_back(inbox->get_async<void>(&received[next_slot++]));
   });
 }
 
@@ -258,6 +284,24 @@ void run_member(Platform& p, const GroupLayout& l, const TierLoad& load, bool se
 }
 
 }  // namespace
+
+sg4::CommPtr start_host_transfer(sg4::Host* from, sg4::Host* to, std::uint64_t size, double rate_cap) {
+  if (rate_cap <= 0) return sg4::Comm::sendto_async(from, to, size);
+  // The rate must be set while the comm is INITED: before both ends are known (setting the
+  // second one makes SimGrid 3.32 start it).
+  sg4::CommPtr c = sg4::Comm::sendto_init();
+  c->set_rate(rate_cap);
+  c->set_payload_size(size);
+  c->set_source(from);
+  c->set_destination(to);
+  if (c->get_state() == sg4::Activity::State::INITED) c->start();
+  return c;
+}
+
+FullMemberPart full_member_part(const Platform& p, const Group& g, const TierLoad& load, int self) {
+  if (p.fidelity() != Fidelity::full) throw std::logic_error("full_member_part: a full-fidelity platform only");
+  return member_part(p, p.group_cache().get(p.topology(), g), load, self);
+}
 
 void run_load(Platform& p, const Group& g, const TierLoad& load, int self, std::string_view tag) {
   const GroupLayout& l = p.group_cache().get(p.topology(), g);

@@ -16,6 +16,7 @@
 // the rest climbs the leaf's uplinks, shared by the GPUs of that leaf (each gets nic /
 // oversubscription when all climb at once, as the symmetric peers of a folded representative
 // do), then the spine.
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -105,6 +106,37 @@ GroupPlacement placement(const Topology& t, const Group& g);
 // `load` is the member's own (tier_load(..., self)); members of asymmetric groups may pass
 // different loads.
 void run_load(Platform& p, const Group& g, const TierLoad& load, int self, std::string_view tag);
+
+// What one member does in the full fidelity, as data: run_load runs it inside an actor, the
+// engine's event core (src/engine/event_core.cpp) without one. Each tier sends its transfers
+// (NVLink bytes leave through the member's own port and nobody receives them; NIC bytes go to a
+// peer that posts `incoming` receives per route and matches them in FIFO order), waits for them
+// and for its receives, then for `extra_latency_s` (its hops beyond the first). The tiers run one
+// after the other or side by side; `library_latency_s` follows the last.
+enum class FullRoute { nvlink = 0, leaf = 1, spine = 2 };
+struct FullTransfer {
+  FullRoute route = FullRoute::nvlink;
+  int to_rank = -1;      // NIC routes: the receiving member's rank
+  double bytes = 0;      // rounded to whole bytes, as SimGrid moves them
+  double rate_cap = 0;   // bytes/s; 0: none
+};
+struct FullTier {
+  std::vector<FullTransfer> sends;
+  int incoming_leaf = 0;   // receives the member posts on the leaf route, and on the spine route
+  int incoming_spine = 0;
+  double extra_latency_s = 0;
+};
+struct FullMemberPart {
+  std::vector<FullTier> tiers;
+  bool sequential = false;
+  double library_latency_s = 0;
+};
+// Throws std::logic_error on a folded platform and std::invalid_argument if self is not a member.
+FullMemberPart full_member_part(const Platform& p, const Group& g, const TierLoad& load, int self);
+
+// A host-to-host transfer of `size` bytes, started, capped at `rate_cap` bytes/s when positive.
+simgrid::s4u::CommPtr start_host_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, std::uint64_t size,
+                                          double rate_cap);
 
 // Plans (as tier_load(..., self)) and runs one collective. For send_recv, g.ranks = {sender,
 // receiver}; both call it (full), or the sender only (folded; a folded receiver returns at

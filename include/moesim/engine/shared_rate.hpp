@@ -1,0 +1,55 @@
+#pragma once
+// A resource that one GPU owns and its activities share max-min fairly (its SMs, its NVLink
+// egress port): each job takes an equal share of the capacity, at most its bound, and what a
+// bounded job leaves goes to the others (water-filling). This is what SimGrid's CPU model gives a
+// single-core host, computed in O(jobs) on a few jobs instead of through SimGrid's solver: no
+// other GPU's activity can change these shares, so nothing outside the GPU needs to know.
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace moesim::engine {
+
+class SharedRate {
+ public:
+  static constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+
+  explicit SharedRate(double capacity = 1.0) : capacity_(capacity) {}
+
+  // Adds a job of `amount` (capacity x seconds; infinite: until removed) at most `bound` per
+  // second, at time `now_s`; `owner` comes back from take_finished(). Returns its handle.
+  int add(double now_s, double amount, double bound, std::uint64_t owner);
+  void remove(double now_s, int handle);  // ends a job before it finishes (an infinite one)
+
+  // When the next job finishes at the current shares (infinity: none will).
+  double next_finish_s() const { return next_finish_s_; }
+  // Advances to `now_s` and moves the owners of the jobs done by then into `done`.
+  void take_finished(double now_s, std::vector<std::uint64_t>& done);
+
+  double rate_of(int handle) const { return jobs_[static_cast<std::size_t>(handle)].rate; }
+  int active() const { return active_; }
+  // Bumped whenever the shares change: an event scheduled at next_finish_s() under an older
+  // version is stale.
+  std::uint64_t version() const { return version_; }
+
+ private:
+  struct Job {
+    double remaining = 0;
+    double bound = 0;
+    double rate = 0;
+    std::uint64_t owner = 0;
+    bool live = false;
+  };
+  void advance(double now_s);
+  void reshare();
+
+  double capacity_;
+  double updated_s_ = 0;
+  double next_finish_s_ = kUnbounded;
+  std::vector<Job> jobs_;
+  std::vector<int> free_;
+  int active_ = 0;
+  std::uint64_t version_ = 0;
+};
+
+}  // namespace moesim::engine

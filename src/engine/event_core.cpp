@@ -1,0 +1,513 @@
+#include "event_core.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <limits>
+#include <map>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "moesim/engine/shared_rate.hpp"
+#include "nic_transfers.hpp"
+
+namespace moesim::engine {
+
+namespace {
+
+namespace sg4 = simgrid::s4u;
+using platform::FullRoute;
+using platform::FullTransfer;
+using workload::Task;
+using workload::TaskKind;
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+// Owners of a GPU's SharedRate jobs: the stream and what the job is (a tier's index, or below).
+constexpr int kOwnerCompute = 250;  // a compute task
+constexpr int kOwnerSmHold = 251;   // a collective's SMs, held until it ends
+constexpr int kOwnerPipeline = 252; // a pipeline message over the NVLink port
+std::uint64_t owner(int stream, int what) { return static_cast<std::uint64_t>(stream) * 256 + static_cast<std::uint64_t>(what); }
+
+// What a stream does when its pending wake-up comes.
+enum class Next : std::uint8_t { start_task, finish_task, deliver_message, tier_latency_done, part_done, barrier_released };
+
+enum class EventKind : std::uint8_t { wake, compute_due, port_due, transfer_done };
+
+struct Event {
+  double t;
+  std::uint64_t seq;  // equal dates run in the order they were scheduled
+  EventKind kind;
+  int gpu;
+  std::uint64_t value;  // wake: the stream; *_due: the resource's version; transfer_done: the transfer
+};
+struct Later {
+  bool operator()(const Event& a, const Event& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
+};
+
+struct TierRun {
+  int pending = 0;  // its transfers and receives not yet done
+  double done_at_s = 0;
+  bool complete = false;
+};
+
+struct StreamRun {
+  const std::vector<int>* ids = nullptr;  // its tasks, in order (shared by the stage's GPUs)
+  std::size_t k = 0;     // the current one
+  bool waiting = false;  // idle until ids[k] is ready
+  Next next = Next::start_task;
+  double start_s = 0;
+  // The collective it runs: its part, its tiers, where it stands, the SMs it holds.
+  const platform::FullMemberPart* part = nullptr;
+  std::vector<TierRun> tiers;
+  std::size_t tier = 0;
+  bool leaving = false;  // past its part, at the closing barrier
+  int sm_job = -1;
+  std::uint64_t barrier = 0;
+  int group_size = 0;
+};
+
+// A send posted to a peer that has not yet posted the receive it matches (FIFO, as a mailbox).
+struct PendingSend {
+  int gpu;
+  int tier;
+  double bytes;
+  double rate_cap;
+};
+
+struct GpuRun {
+  SharedRate sms{1.0};  // in seconds of the GPU's full speed
+  SharedRate port{1.0};
+  std::array<StreamRun, workload::kStreams> streams;
+  // Per stream and NIC route (leaf, spine): sends waiting for a receive, and receives posted
+  // (the tier each belongs to) waiting for a send; first in, first matched. A few at most, so
+  // vectors (a deque allocates on construction, for 28 queues per GPU).
+  std::array<std::array<std::vector<PendingSend>, 2>, workload::kStreams> sends_waiting;
+  std::array<std::array<std::vector<int>, 2>, workload::kStreams> receives_posted;
+};
+
+// A NIC transfer in flight: a collective's bytes between two members' tiers, or a pipeline
+// message.
+struct Transfer {
+  int from_gpu = 0, from_tier = 0, to_gpu = 0, to_tier = 0, stream = 0;
+  int message = -1;  // a pipeline message: its id (to_gpu receives it)
+};
+
+struct Barrier {
+  int arrived = 0;
+  std::vector<std::pair<int, int>> waiting;  // (gpu, stream)
+};
+
+class EventCore {
+ public:
+  EventCore(const platform::Platform& p, std::vector<Gpu>& gpus, const std::vector<int>& index_of, StepHooks& hooks)
+      : p_(p), topo_(p.topology()), gpus_(gpus), index_of_(index_of), hooks_(hooks), runs_(gpus.size()) {
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
+      runs_[i].port = SharedRate(topo_.nvlink_bytes_per_s);
+      auto [it, fresh] = stream_tasks_.try_emplace(gpus_[i].program);
+      if (fresh) {
+        const auto& tasks = gpus_[i].program->tasks;
+        for (std::size_t t = 0; t < tasks.size(); ++t)
+          it->second[static_cast<int>(tasks[t].stream)].push_back(static_cast<int>(t));
+      }
+      for (int s = 0; s < workload::kStreams; ++s) runs_[i].streams[s].ids = &it->second[s];
+    }
+  }
+
+  EventCore(const EventCore&) = delete;
+  EventCore& operator=(const EventCore&) = delete;
+
+  void run() {
+    for (std::size_t i = 0; i < runs_.size(); ++i)
+      for (int s = 0; s < workload::kStreams; ++s)
+        if (!runs_[i].streams[s].ids->empty()) wake(static_cast<int>(i), s, Next::start_task, 0);
+    while (!events_.empty() || nic_.busy()) {
+      // Events the network cannot precede: before any transfer in flight can end, or at a date
+      // SimGrid's clock has already reached. (A transfer an event starts moves both.)
+      while (!events_.empty() && (events_.top().t < nic_.safe_until() || events_.top().t <= sg4::Engine::get_clock())) {
+        const Event e = events_.top();
+        events_.pop();
+        if (stale(e)) continue;  // its date must not move the clock: the step may be over
+        now_ = std::max(now_, e.t);
+        handle(e);
+      }
+      if (!nic_.busy()) continue;
+      // The next transfer to end, or the next event if it comes first.
+      const double until = events_.empty() ? -1.0 : std::max(0.0, events_.top().t - sg4::Engine::get_clock());
+      const int id = nic_.wait_next(until);
+      if (id >= 0) push(sg4::Engine::get_clock(), EventKind::transfer_done, 0, static_cast<std::uint64_t>(id));
+    }
+    if (now_ > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(now_);
+    nic_.stop();
+    for (std::size_t i = 0; i < runs_.size(); ++i)
+      for (const StreamRun& r : runs_[i].streams)
+        if (r.k < r.ids->size())
+          throw std::logic_error("the step cannot finish: task " + std::to_string((*r.ids)[r.k]) + " of rank " +
+                                 std::to_string(gpus_[i].rank) + " never became ready");
+  }
+
+ private:
+  // ---- the queue -------------------------------------------------------------------------
+  void push(double t, EventKind kind, int gpu, std::uint64_t value) { events_.push({t, seq_++, kind, gpu, value}); }
+
+  void wake(int gpu, int stream, Next next, double delay_s) {
+    runs_[static_cast<std::size_t>(gpu)].streams[stream].next = next;
+    push(now_ + delay_s, EventKind::wake, gpu, static_cast<std::uint64_t>(stream));
+  }
+
+  // A resource's due date from before its shares last changed.
+  bool stale(const Event& e) const {
+    const GpuRun& run = runs_[static_cast<std::size_t>(e.gpu)];
+    return (e.kind == EventKind::compute_due && e.value != run.sms.version()) ||
+           (e.kind == EventKind::port_due && e.value != run.port.version());
+  }
+
+  void handle(const Event& e) {
+    GpuRun& run = runs_[static_cast<std::size_t>(e.gpu)];
+    switch (e.kind) {
+      case EventKind::wake:
+        on_wake(e.gpu, static_cast<int>(e.value));
+        return;
+      case EventKind::compute_due:
+        finish_jobs(e.gpu, run.sms, EventKind::compute_due);
+        return;
+      case EventKind::port_due:
+        finish_jobs(e.gpu, run.port, EventKind::port_due);
+        return;
+      case EventKind::transfer_done:
+        on_transfer_done(static_cast<int>(e.value));
+        return;
+    }
+  }
+
+  // ---- a GPU's own resources ----------------------------------------------------------------
+  void reschedule(int gpu, SharedRate& rate, EventKind kind) {
+    if (rate.next_finish_s() < kNever) push(std::max(now_, rate.next_finish_s()), kind, gpu, rate.version());
+  }
+
+  void finish_jobs(int gpu, SharedRate& rate, EventKind kind) {
+    done_.clear();
+    rate.take_finished(now_, done_);
+    reschedule(gpu, rate, kind);
+    for (std::uint64_t o : done_) {
+      const int stream = static_cast<int>(o / 256), what = static_cast<int>(o % 256);
+      if (what == kOwnerCompute) finish_task(gpu, stream);
+      else if (what == kOwnerPipeline) wake(gpu, stream, Next::deliver_message, topo_.nvlink_latency_s);
+      else tier_step_done(gpu, stream, what);
+    }
+  }
+
+  // ---- streams ----------------------------------------------------------------------------
+  void on_wake(int gpu, int stream) {
+    StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[stream];
+    switch (r.next) {
+      case Next::start_task: try_start(gpu, stream); return;
+      case Next::finish_task: finish_task(gpu, stream); return;
+      case Next::deliver_message: deliver(gpu, stream); return;
+      case Next::tier_latency_done:
+        if (r.tier + 1 < r.part->tiers.size()) start_tier(gpu, stream, r.tier + 1);
+        else leave_part(gpu, stream);
+        return;
+      case Next::part_done: leave_part(gpu, stream); return;
+      case Next::barrier_released:
+        if (!r.leaving) start_part(gpu, stream);
+        else end_collective(gpu, stream);
+        return;
+    }
+  }
+
+  void try_start(int gpu, int stream) {
+    Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
+    StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[stream];
+    if (r.k >= r.ids->size()) return;
+    const int id = (*r.ids)[r.k];
+    const Task& t = g.program->tasks[static_cast<std::size_t>(id)];
+    if (!g.ready(t)) {
+      r.waiting = true;
+      return;
+    }
+    r.waiting = false;
+    r.start_s = now_;
+    execute(gpu, stream, id, t);
+  }
+
+  void finish_task(int gpu, int stream) {
+    Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
+    StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[stream];
+    const int id = (*r.ids)[r.k];
+    if (g.observed) g.intervals.push_back({id, r.start_s, now_});
+    g.done[static_cast<std::size_t>(id)] = 1;
+    hooks_.task_finished();
+    ++r.k;
+    wake_ready(gpu, (*g.dependents)[static_cast<std::size_t>(id)]);
+    if (r.k < r.ids->size()) wake(gpu, stream, Next::start_task, 0);
+  }
+
+  // Wakes each of `streams` that waits for a task which is now ready.
+  void wake_ready(int gpu, std::uint8_t streams) {
+    if (streams == 0) return;
+    Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
+    for (int s = 0; s < workload::kStreams; ++s) {
+      StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[s];
+      if (!(streams & (1u << s)) || !r.waiting || !g.ready(g.program->tasks[static_cast<std::size_t>((*r.ids)[r.k])])) continue;
+      r.waiting = false;
+      wake(gpu, s, Next::start_task, 0);
+    }
+  }
+
+  void execute(int gpu, int stream, int id, const Task& t) {
+    Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
+    GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
+    switch (t.kind) {
+      case TaskKind::compute: {
+        const double seconds = hooks_.start_compute(g, id);
+        if (seconds <= 0) return wake(gpu, stream, Next::finish_task, 0);
+        run.sms.add(now_, seconds, SharedRate::kUnbounded, owner(stream, kOwnerCompute));
+        return reschedule(gpu, run.sms, EventKind::compute_due);
+      }
+      case TaskKind::host_copy:
+        // The copy engines move it over the GPU's own host link, beside the SMs.
+        return wake(gpu, stream, Next::finish_task, std::max(0.0, t.seconds));
+      case TaskKind::pp_send: return send_message(gpu, stream, t);
+      case TaskKind::collective: return start_collective(gpu, stream, t);
+    }
+  }
+
+  // ---- pipeline messages --------------------------------------------------------------------
+  // Out of the sender's NVLink port within its domain (plus the port-to-port latency), else over
+  // the fabric; delivered when it arrives.
+  void send_message(int gpu, int stream, const Task& t) {
+    Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
+    const int peer = g.pp_peers[static_cast<std::size_t>(t.peer_pp_rank)];
+    const bool nvlink = topo_.domain_of(peer) == topo_.domain_of(g.rank);
+    if (g.observed) (nvlink ? g.traffic.other_nvlink_bytes : g.traffic.other_nic_bytes) += t.bytes;
+    const auto size = static_cast<std::uint64_t>(t.bytes > 0 ? t.bytes : 0);
+    if (size == 0) return deliver(gpu, stream);
+    if (nvlink) {
+      GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
+      run.port.add(now_, static_cast<double>(size), SharedRate::kUnbounded, owner(stream, kOwnerPipeline));
+      return reschedule(gpu, run.port, EventKind::port_due);
+    }
+    start_transfer({.from_gpu = gpu, .to_gpu = index_of_[static_cast<std::size_t>(peer)], .stream = stream,
+                    .message = t.message.id},
+                   static_cast<double>(size), 0);
+  }
+
+  void deliver(int gpu, int stream) {
+    Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
+    const StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[stream];
+    const Task& t = g.program->tasks[static_cast<std::size_t>((*r.ids)[r.k])];
+    const int to = index_of_[static_cast<std::size_t>(g.pp_peers[static_cast<std::size_t>(t.peer_pp_rank)])];
+    Gpu& receiver = gpus_[static_cast<std::size_t>(to)];
+    receiver.arrived[static_cast<std::size_t>(t.message.id)] = 1;
+    wake_ready(to, (*receiver.message_waiters)[static_cast<std::size_t>(t.message.id)]);
+    finish_task(gpu, stream);
+  }
+
+  // ---- collectives --------------------------------------------------------------------------
+  // Its kernels take their share of the SMs from the start; every member waits for the last to
+  // arrive, runs its part, and waits again for the last to finish (a member's data is complete
+  // only when every member's has arrived; NVLink bytes leave through each member's port with
+  // nobody receiving them).
+  void start_collective(int gpu, int stream, const Task& t) {
+    Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
+    GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
+    StreamRun& r = run.streams[stream];
+    const platform::Group& group = g.groups[static_cast<int>(t.group)];
+    if (group.ranks.size() <= 1) return wake(gpu, stream, Next::finish_task, 0);
+    PlannedCollective& plan = hooks_.planned(g, t, group);
+    if (g.observed) count_traffic(g, t, plan);
+    if (!plan.full_part) plan.full_part = platform::full_member_part(p_, group, plan.load, g.rank);
+    r.part = &*plan.full_part;
+    r.leaving = false;
+    r.sm_job = -1;
+    const int sm_count = topo_.gpu_sm_count;
+    if (plan.sms > 0 && sm_count > 0) {
+      r.sm_job = run.sms.add(now_, SharedRate::kUnbounded, std::min(1.0, static_cast<double>(plan.sms) / sm_count),
+                             owner(stream, kOwnerSmHold));
+      reschedule(gpu, run.sms, EventKind::compute_due);
+    }
+    r.group_size = static_cast<int>(group.ranks.size());
+    r.barrier = (static_cast<std::uint64_t>(group.ranks.front()) * workload::kStreams + static_cast<std::uint64_t>(stream)) *
+                    workload::kGroupRoles +
+                static_cast<std::uint64_t>(t.group);
+    arrive(gpu, stream);
+  }
+
+  void arrive(int gpu, int stream) {
+    const StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[stream];
+    Barrier& b = barriers_[r.barrier];
+    b.waiting.emplace_back(gpu, stream);
+    if (++b.arrived < r.group_size) return;
+    for (const auto& [member, member_stream] : b.waiting) wake(member, member_stream, Next::barrier_released, 0);
+    b.waiting.clear();
+    b.arrived = 0;
+  }
+
+  void start_part(int gpu, int stream) {
+    StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[stream];
+    r.tiers.assign(r.part->tiers.size(), TierRun{});
+    if (r.tiers.empty()) return leave_part(gpu, stream);
+    if (r.part->sequential) return start_tier(gpu, stream, 0);
+    for (std::size_t i = 0; i < r.tiers.size(); ++i) start_tier(gpu, stream, i);
+  }
+
+  void start_tier(int gpu, int stream, std::size_t i) {
+    GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
+    StreamRun& r = run.streams[stream];
+    r.tier = i;
+    const platform::FullTier& tier = r.part->tiers[i];
+    TierRun& tr = r.tiers[i];
+    tr.done_at_s = now_;
+    tr.pending = static_cast<int>(tier.sends.size()) + tier.incoming_leaf + tier.incoming_spine;
+    const int tier_index = static_cast<int>(i);
+    for (const FullTransfer& send : tier.sends) {
+      if (send.route == FullRoute::nvlink) {
+        run.port.add(now_, send.bytes, send.rate_cap > 0 ? send.rate_cap : SharedRate::kUnbounded, owner(stream, tier_index));
+        reschedule(gpu, run.port, EventKind::port_due);
+        continue;
+      }
+      const int to = index_of_[static_cast<std::size_t>(send.to_rank)];
+      auto& posted = runs_[static_cast<std::size_t>(to)].receives_posted[stream][route_slot(send.route)];
+      if (posted.empty()) {
+        runs_[static_cast<std::size_t>(to)].sends_waiting[stream][route_slot(send.route)].push_back(
+            {gpu, tier_index, send.bytes, send.rate_cap});
+        continue;
+      }
+      const int to_tier = posted.front();
+      posted.erase(posted.begin());
+      start_collective_transfer(gpu, tier_index, to, to_tier, stream, send.bytes, send.rate_cap);
+    }
+    post_receives(gpu, stream, tier_index, FullRoute::leaf, tier.incoming_leaf);
+    post_receives(gpu, stream, tier_index, FullRoute::spine, tier.incoming_spine);
+    if (tr.pending == 0) tier_complete(gpu, stream, i);
+  }
+
+  static int route_slot(FullRoute route) { return route == FullRoute::leaf ? 0 : 1; }
+
+  void post_receives(int gpu, int stream, int tier, FullRoute route, int count) {
+    GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
+    auto& waiting = run.sends_waiting[stream][route_slot(route)];
+    for (int c = 0; c < count; ++c) {
+      if (waiting.empty()) {
+        run.receives_posted[stream][route_slot(route)].push_back(tier);
+        continue;
+      }
+      const PendingSend send = waiting.front();
+      waiting.erase(waiting.begin());
+      start_collective_transfer(send.gpu, send.tier, gpu, tier, stream, send.bytes, send.rate_cap);
+    }
+  }
+
+  void start_collective_transfer(int from, int from_tier, int to, int to_tier, int stream, double bytes, double rate_cap) {
+    start_transfer({.from_gpu = from, .from_tier = from_tier, .to_gpu = to, .to_tier = to_tier, .stream = stream}, bytes,
+                   rate_cap);
+  }
+
+  // One of tier i's transfers or receives is done.
+  void tier_step_done(int gpu, int stream, int i) {
+    TierRun& tr = runs_[static_cast<std::size_t>(gpu)].streams[stream].tiers[static_cast<std::size_t>(i)];
+    if (--tr.pending == 0) tier_complete(gpu, stream, static_cast<std::size_t>(i));
+  }
+
+  // Sequential tiers: the next starts once this one's hops beyond the first have passed (the
+  // library's latency after the last). Side by side: the part ends when every tier's data and
+  // hops are done, then the library's latency.
+  void tier_complete(int gpu, int stream, std::size_t i) {
+    StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[stream];
+    TierRun& tr = r.tiers[i];
+    tr.complete = true;
+    tr.done_at_s = now_;
+    if (r.part->sequential) {
+      r.tier = i;
+      const double delay = r.part->tiers[i].extra_latency_s + (i + 1 == r.tiers.size() ? r.part->library_latency_s : 0);
+      return wake(gpu, stream, Next::tier_latency_done, delay);
+    }
+    double end = now_;
+    for (std::size_t k = 0; k < r.tiers.size(); ++k) {
+      if (!r.tiers[k].complete) return;
+      end = std::max(end, r.tiers[k].done_at_s + r.part->tiers[k].extra_latency_s);
+    }
+    wake(gpu, stream, Next::part_done, end + r.part->library_latency_s - now_);
+  }
+
+  void leave_part(int gpu, int stream) {
+    runs_[static_cast<std::size_t>(gpu)].streams[stream].leaving = true;
+    arrive(gpu, stream);
+  }
+
+  void end_collective(int gpu, int stream) {
+    GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
+    StreamRun& r = run.streams[stream];
+    if (r.sm_job >= 0) {
+      run.sms.remove(now_, r.sm_job);
+      r.sm_job = -1;
+      reschedule(gpu, run.sms, EventKind::compute_due);
+    }
+    finish_task(gpu, stream);
+  }
+
+  // ---- NIC transfers (SimGrid, nic_transfers.hpp) --------------------------------------------
+  void start_transfer(const Transfer& tr, double bytes, double rate_cap) {
+    const int id = allocate_transfer();
+    transfers_[static_cast<std::size_t>(id)] = tr;
+    if (bytes <= 0) {
+      // SimGrid 3.32 does not start a zero-byte host-to-host comm: its route's latency alone.
+      std::vector<sg4::Link*> links;
+      double latency = 0;
+      p_.host(gpus_[static_cast<std::size_t>(tr.from_gpu)].rank)
+          ->route_to(p_.host(gpus_[static_cast<std::size_t>(tr.to_gpu)].rank), links, &latency);
+      push(now_ + latency, EventKind::transfer_done, 0, static_cast<std::uint64_t>(id));
+      return;
+    }
+    // The transfer starts at its date: SimGrid's clock catches up first (nothing in flight can
+    // end before, NicTransfers::safe_until()).
+    if (now_ > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(now_);
+    nic_.start(id, tr.from_gpu, tr.to_gpu, bytes, rate_cap);
+  }
+
+  int allocate_transfer() {
+    if (!free_transfers_.empty()) {
+      const int id = free_transfers_.back();
+      free_transfers_.pop_back();
+      return id;
+    }
+    transfers_.emplace_back();
+    return static_cast<int>(transfers_.size() - 1);
+  }
+
+  void on_transfer_done(int id) {
+    const Transfer tr = transfers_[static_cast<std::size_t>(id)];
+    free_transfers_.push_back(id);
+    if (tr.message >= 0) return deliver(tr.from_gpu, tr.stream);
+    tier_step_done(tr.from_gpu, tr.stream, tr.from_tier);
+    tier_step_done(tr.to_gpu, tr.stream, tr.to_tier);
+  }
+
+  const platform::Platform& p_;
+  const platform::Topology& topo_;
+  std::vector<Gpu>& gpus_;
+  const std::vector<int>& index_of_;
+  StepHooks& hooks_;
+  std::vector<GpuRun> runs_;
+  // Each stage program's task ids by stream, in order.
+  std::map<const workload::RankProgram*, std::array<std::vector<int>, workload::kStreams>> stream_tasks_;
+  std::priority_queue<Event, std::vector<Event>, Later> events_;
+  std::uint64_t seq_ = 0;
+  double now_ = 0;
+  std::vector<std::uint64_t> done_;
+  std::unordered_map<std::uint64_t, Barrier> barriers_;
+  std::vector<Transfer> transfers_;
+  std::vector<int> free_transfers_;
+  NicTransfers nic_{p_, gpus_};
+};
+
+}  // namespace
+
+void run_event_core(const platform::Platform& platform, std::vector<Gpu>& gpus, const std::vector<int>& index_of,
+                    StepHooks& hooks) {
+  EventCore(platform, gpus, index_of, hooks).run();
+}
+
+}  // namespace moesim::engine

@@ -1,0 +1,98 @@
+#pragma once
+// Private to the engine: a simulated GPU's state during one step, shared by the actor runner
+// (folded fidelity, src/engine/runner.cpp) and the event core (full fidelity, event_core.cpp).
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "moesim/engine/simulate.hpp"
+#include "moesim/platform/collective.hpp"
+#include "moesim/workload/program.hpp"
+
+namespace moesim::engine {
+
+// A collective as one GPU runs it: its plan and the SMs it holds meanwhile.
+struct PlannedCollective {
+  platform::TierLoad load;
+  int sms = 0;
+  double copies_per_token = 0;   // EP exchanges
+  double domains_per_token = 0;
+  std::optional<platform::FullMemberPart> full_part;  // the event core's, made on first use
+};
+
+// Of the `seconds` a compute task takes, those its kernels keep the GPU busy: its launch-bound
+// excess and the optimizer left out, as the breakdown's compute_s leaves them out.
+inline double kernel_seconds(const workload::Task& t, double seconds) {
+  if (t.activity == workload::Activity::optimizer) return 0;
+  return seconds - std::min(std::max(0.0, t.seconds - t.gpu_seconds), seconds);
+}
+
+// What identifies a collective's plan on one GPU: (group role, kind, bytes, EP tokens, EP token
+// bytes, EP combine kernel, EP probabilities carried).
+using PlanKey = std::tuple<int, int, double, double, double, bool, bool>;
+
+// A simulated GPU: its program, which of its tasks are done, which pipeline messages arrived.
+struct Gpu {
+  int rank = 0;
+  int pp_rank = 0;
+  const workload::RankProgram* program = nullptr;
+  std::vector<char> done;
+  std::vector<char> arrived;
+  // Actor runner only. Actors run cooperatively (one at a time, switching only inside simcalls),
+  // so the state above needs no lock. A stream whose next task is not ready suspends itself and
+  // records the task; a completion resumes it only once that task is ready. Mutex and
+  // condition-variable traffic cost several simcalls per task (each a context switch through
+  // maestro).
+  std::array<simgrid::s4u::ActorPtr, workload::kStreams> actors;
+  std::array<int, workload::kStreams> waiting_task{};  // task a suspended stream waits for; -1 if none
+  const std::vector<std::uint8_t>* dependents = nullptr;        // per task: streams to wake
+  const std::vector<std::uint8_t>* message_waiters = nullptr;   // per message: streams to wake
+  std::array<platform::Group, workload::kGroupRoles> groups;  // by GroupRole
+  std::vector<int> pp_peers;              // global rank of each pipeline rank of its pipeline
+  bool observed = false;
+  double kernel_work_s = 0;  // kernel_seconds of its compute tasks, summed as they run
+  std::vector<TaskInterval> intervals;
+  std::map<PlanKey, PlannedCollective> plans;  // the few distinct collectives it runs, planned once
+  Traffic traffic;
+
+  // Whether `t` is ready once `running` (the task before it on its stream; -1: none) is done.
+  bool ready_after(const workload::Task& t, int running) const {
+    for (int d : t.deps)
+      if (!done[static_cast<std::size_t>(d)] && d != running) return false;
+    return t.wait_message.id < 0 || arrived[static_cast<std::size_t>(t.wait_message.id)];
+  }
+  bool ready(const workload::Task& t) const { return ready_after(t, -1); }
+};
+
+inline void count_traffic(Gpu& g, const workload::Task& t, const PlannedCollective& p) {
+  if (t.group == workload::GroupRole::ep) {
+    g.traffic.ep_nvlink_bytes += p.load.nvlink_bytes;
+    g.traffic.ep_nic_bytes += p.load.nic_bytes;
+    g.traffic.ep_copies_per_token = p.copies_per_token;
+    g.traffic.ep_domains_per_token = p.domains_per_token;
+  } else {
+    g.traffic.other_nvlink_bytes += p.load.nvlink_bytes;
+    g.traffic.other_nic_bytes += p.load.nic_bytes;
+  }
+}
+
+// What the event core asks of the step it runs.
+class StepHooks {
+ public:
+  // The plan of collective `t` on g's own group.
+  virtual PlannedCollective& planned(Gpu& g, const workload::Task& t, const platform::Group& group) = 0;
+  // Seconds compute task `id` takes on g (its draws), counted into g.kernel_work_s.
+  virtual double start_compute(Gpu& g, int id) = 0;
+  virtual void task_finished() = 0;  // one more task done: counts it, reports progress
+
+ protected:
+  ~StepHooks() = default;
+};
+
+}  // namespace moesim::engine
