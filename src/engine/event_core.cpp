@@ -105,12 +105,8 @@ class EventCore {
       : p_(p), topo_(p.topology()), gpus_(gpus), index_of_(index_of), hooks_(hooks), runs_(gpus.size()) {
     for (std::size_t i = 0; i < gpus_.size(); ++i) {
       runs_[i].port = SharedRate(topo_.nvlink_bytes_per_s);
-      auto [it, fresh] = stream_tasks_.try_emplace(gpus_[i].program);
-      if (fresh) {
-        const auto& tasks = gpus_[i].program->tasks;
-        for (std::size_t t = 0; t < tasks.size(); ++t)
-          it->second[static_cast<int>(tasks[t].stream)].push_back(static_cast<int>(t));
-      }
+      auto it = stream_tasks_.find(gpus_[i].program);
+      if (it == stream_tasks_.end()) it = stream_tasks_.emplace(gpus_[i].program, tasks_by_stream(*gpus_[i].program)).first;
       for (int s = 0; s < workload::kStreams; ++s) runs_[i].streams[s].ids = &it->second[s];
     }
   }
@@ -280,11 +276,10 @@ class EventCore {
   void send_message(int gpu, int stream, const Task& t) {
     Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
     const int peer = g.pp_peers[static_cast<std::size_t>(t.peer_pp_rank)];
-    const bool nvlink = topo_.domain_of(peer) == topo_.domain_of(g.rank);
-    if (g.observed) (nvlink ? g.traffic.other_nvlink_bytes : g.traffic.other_nic_bytes) += t.bytes;
+    if (g.observed) count_message(g, topo_, peer, t.bytes);
     const auto size = static_cast<std::uint64_t>(t.bytes > 0 ? t.bytes : 0);
     if (size == 0) return deliver(gpu, stream);
-    if (nvlink) {
+    if (topo_.domain_of(peer) == topo_.domain_of(g.rank)) {
       GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
       run.port.add(now_, static_cast<double>(size), SharedRate::kUnbounded, owner(stream, kOwnerPipeline));
       return reschedule(gpu, run.port, EventKind::port_due);

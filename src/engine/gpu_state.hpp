@@ -70,6 +70,19 @@ struct Gpu {
   bool ready(const workload::Task& t) const { return ready_after(t, -1); }
 };
 
+// The ids of a program's tasks on each stream, in program order.
+inline std::array<std::vector<int>, workload::kStreams> tasks_by_stream(const workload::RankProgram& program) {
+  std::array<std::vector<int>, workload::kStreams> ids;
+  for (std::size_t t = 0; t < program.tasks.size(); ++t)
+    ids[static_cast<int>(program.tasks[t].stream)].push_back(static_cast<int>(t));
+  return ids;
+}
+
+// A pipeline message's bytes, on the tier it crosses.
+inline void count_message(Gpu& g, const platform::Topology& topo, int peer, double bytes) {
+  (topo.domain_of(peer) == topo.domain_of(g.rank) ? g.traffic.other_nvlink_bytes : g.traffic.other_nic_bytes) += bytes;
+}
+
 inline void count_traffic(Gpu& g, const workload::Task& t, const PlannedCollective& p) {
   if (t.group == workload::GroupRole::ep) {
     g.traffic.ep_nvlink_bytes += p.load.nvlink_bytes;

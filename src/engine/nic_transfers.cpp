@@ -27,9 +27,9 @@ void NicTransfers::start(int id, int from, int to, double bytes, double rate_cap
     ask(to, false, id);
     ask(from, true, id);
   } else {
-    slots_[slot].comm = platform::start_host_transfer(platform_.host(gpus_[static_cast<std::size_t>(from)].rank),
-                                                      platform_.host(gpus_[static_cast<std::size_t>(to)].rank),
-                                                      static_cast<std::uint64_t>(bytes), 0);
+    slots_[slot].comm = sg4::Comm::sendto_async(platform_.host(gpus_[static_cast<std::size_t>(from)].rank),
+                                                platform_.host(gpus_[static_cast<std::size_t>(to)].rank),
+                                                static_cast<std::uint64_t>(bytes));
     in_flight_.push_back(slots_[slot].comm);
     in_flight_ids_.push_back(id);
   }

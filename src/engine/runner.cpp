@@ -130,9 +130,7 @@ class Simulation final : StepHooks {
   // The folded fidelity's actors: one per stream of each representative.
   void create_stream_actors() {
     for (Gpu& g : gpus_) {
-      std::array<std::vector<int>, workload::kStreams> per_stream;
-      for (size_t t = 0; t < g.program->tasks.size(); ++t)
-        per_stream[static_cast<int>(g.program->tasks[t].stream)].push_back(static_cast<int>(t));
+      std::array<std::vector<int>, workload::kStreams> per_stream = tasks_by_stream(*g.program);
       for (int st = 0; st < workload::kStreams; ++st) {
         if (per_stream[st].empty()) continue;
         g.actors[st] = sg4::Actor::create(fmt::format("gpu{}-s{}", g.rank, st), platform_->host(g.rank),
@@ -212,7 +210,6 @@ class Simulation final : StepHooks {
       g.actors[s]->resume();
     }
   }
-
 
   // No exception may leave an actor: SimGrid would print "Uncaught exception" and abort the
   // whole process. The first one is kept and every other actor killed (the step cannot finish
@@ -316,10 +313,7 @@ class Simulation final : StepHooks {
         return;
       case TaskKind::pp_send: {
         const int peer = g.pp_peers[t.peer_pp_rank];
-        if (g.observed) {
-          const bool nvlink = platform_->topology().domain_of(peer) == platform_->topology().domain_of(g.rank);
-          (nvlink ? g.traffic.other_nvlink_bytes : g.traffic.other_nic_bytes) += t.bytes;
-        }
+        if (g.observed) count_message(g, platform_->topology(), peer, t.bytes);
         if (t.bytes > 0) send_to_peer(g.rank, g.pp_rank, peer, t.peer_pp_rank, t.bytes);
         Gpu& to = gpus_[index_of_[peer]];
         to.arrived[t.message.id] = 1;

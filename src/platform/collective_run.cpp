@@ -148,6 +148,20 @@ sg4::CommPtr put_async(sg4::Mailbox* box, std::uint64_t size, double rate_cap) {
 
 // ---- folded: the representative loads its own ports through loop routes -------------------
 
+// A host-to-host transfer, capped at `rate_cap` bytes/s when positive.
+sg4::CommPtr send_async(sg4::Host* from, sg4::Host* to, std::uint64_t size, double rate_cap) {
+  if (rate_cap <= 0) return sg4::Comm::sendto_async(from, to, size);
+  // The rate must be set while the comm is INITED: before both ends are known (setting the
+  // second one makes SimGrid 3.32 start it).
+  sg4::CommPtr c = sg4::Comm::sendto_init();
+  c->set_rate(rate_cap);
+  c->set_payload_size(size);
+  c->set_source(from);
+  c->set_destination(to);
+  if (c->get_state() == sg4::Activity::State::INITED) c->start();
+  return c;
+}
+
 // Folded send_recv: the sender carries the transfer alone, to the receiver's representative or
 // over its own loop route of the tier.
 void send_folded(const Platform& p, const GroupLayout& l, const TierLoad& load, int self) {
@@ -161,7 +175,7 @@ void send_folded(const Platform& p, const GroupLayout& l, const TierLoad& load, 
   const Topology& t = p.topology();
   const double rate = nvlink ? detail::nvlink_rate(t, load) : detail::nic_rate(t, load);
   const double port = nvlink ? detail::port_nvlink_rate(t) : detail::port_nic_rate(t);
-  start_host_transfer(p.host(self), dst, to_bytes(nvlink ? load.nvlink_bytes : load.nic_bytes), rate < port ? rate : 0)->wait();
+  send_async(p.host(self), dst, to_bytes(nvlink ? load.nvlink_bytes : load.nic_bytes), rate < port ? rate : 0)->wait();
   if (load.latency_s > 0) sg4::this_actor::sleep_for(load.latency_s);
 }
 
@@ -284,19 +298,6 @@ void run_member(Platform& p, const GroupLayout& l, const TierLoad& load, bool se
 }
 
 }  // namespace
-
-sg4::CommPtr start_host_transfer(sg4::Host* from, sg4::Host* to, std::uint64_t size, double rate_cap) {
-  if (rate_cap <= 0) return sg4::Comm::sendto_async(from, to, size);
-  // The rate must be set while the comm is INITED: before both ends are known (setting the
-  // second one makes SimGrid 3.32 start it).
-  sg4::CommPtr c = sg4::Comm::sendto_init();
-  c->set_rate(rate_cap);
-  c->set_payload_size(size);
-  c->set_source(from);
-  c->set_destination(to);
-  if (c->get_state() == sg4::Activity::State::INITED) c->start();
-  return c;
-}
 
 FullMemberPart full_member_part(const Platform& p, const Group& g, const TierLoad& load, int self) {
   if (p.fidelity() != Fidelity::full) throw std::logic_error("full_member_part: a full-fidelity platform only");

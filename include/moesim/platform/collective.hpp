@@ -16,7 +16,6 @@
 // the rest climbs the leaf's uplinks, shared by the GPUs of that leaf (each gets nic /
 // oversubscription when all climb at once, as the symmetric peers of a folded representative
 // do), then the spine.
-#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -133,10 +132,6 @@ struct FullMemberPart {
 };
 // Throws std::logic_error on a folded platform and std::invalid_argument if self is not a member.
 FullMemberPart full_member_part(const Platform& p, const Group& g, const TierLoad& load, int self);
-
-// A host-to-host transfer of `size` bytes, started, capped at `rate_cap` bytes/s when positive.
-simgrid::s4u::CommPtr start_host_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, std::uint64_t size,
-                                          double rate_cap);
 
 // Plans (as tier_load(..., self)) and runs one collective. For send_recv, g.ranks = {sender,
 // receiver}; both call it (full), or the sender only (folded; a folded receiver returns at
