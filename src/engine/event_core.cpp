@@ -76,7 +76,16 @@ struct PendingSend {
   double rate_cap;
 };
 
+// A stage program's tasks by stream, and where each task stands on its stream: a task is done
+// once its stream has moved past it, so readiness reads the GPU's few stream counters instead of
+// a flag per task (kilobytes per GPU, cold by the time the GPU's next event comes).
+struct StageTasks {
+  std::array<std::vector<int>, workload::kStreams> ids;
+  std::vector<std::pair<std::uint8_t, std::uint32_t>> place;  // by task: (stream, index on it)
+};
+
 struct GpuRun {
+  const StageTasks* stage = nullptr;
   SharedRate sms{1.0};  // in seconds of the GPU's full speed
   SharedRate port{1.0};
   std::array<StreamRun, workload::kStreams> streams;
@@ -105,37 +114,54 @@ class EventCore {
       : p_(p), topo_(p.topology()), gpus_(gpus), index_of_(index_of), hooks_(hooks), runs_(gpus.size()) {
     for (std::size_t i = 0; i < gpus_.size(); ++i) {
       runs_[i].port = SharedRate(topo_.nvlink_bytes_per_s);
-      auto it = stream_tasks_.find(gpus_[i].program);
-      if (it == stream_tasks_.end()) it = stream_tasks_.emplace(gpus_[i].program, tasks_by_stream(*gpus_[i].program)).first;
-      for (int s = 0; s < workload::kStreams; ++s) runs_[i].streams[s].ids = &it->second[s];
+      auto it = stage_tasks_.find(gpus_[i].program);
+      if (it == stage_tasks_.end()) it = stage_tasks_.emplace(gpus_[i].program, stage_tasks(*gpus_[i].program)).first;
+      runs_[i].stage = &it->second;
+      for (int s = 0; s < workload::kStreams; ++s) runs_[i].streams[s].ids = &it->second.ids[s];
     }
   }
 
   EventCore(const EventCore&) = delete;
   EventCore& operator=(const EventCore&) = delete;
 
+  static StageTasks stage_tasks(const workload::RankProgram& program) {
+    StageTasks st{.ids = tasks_by_stream(program), .place = {}};
+    st.place.resize(program.tasks.size());
+    for (int s = 0; s < workload::kStreams; ++s)
+      for (std::size_t k = 0; k < st.ids[s].size(); ++k)
+        st.place[static_cast<std::size_t>(st.ids[s][k])] = {static_cast<std::uint8_t>(s), static_cast<std::uint32_t>(k)};
+    return st;
+  }
+
   void run() {
     for (std::size_t i = 0; i < runs_.size(); ++i)
       for (int s = 0; s < workload::kStreams; ++s)
         if (!runs_[i].streams[s].ids->empty()) wake(static_cast<int>(i), s, Next::start_task, 0);
-    while (!events_.empty() || nic_.busy()) {
-      // Events the network cannot precede: before any transfer in flight can end, or at a date
-      // SimGrid's clock has already reached. (A transfer an event starts moves both.)
-      while (!events_.empty() && (events_.top().t < nic_.safe_until() || events_.top().t <= sg4::Engine::get_clock())) {
-        const Event e = events_.top();
-        events_.pop();
+    // The GPUs' events and the NIC transfers' ends in time order (an event first at equal dates).
+    while (has_event() || nic_.busy()) {
+      const double transfer_s = nic_.next_event_s();
+      if (has_event() && next_event().t <= transfer_s) {
+        const Event e = pop_event();
+        // The GPUs' state outgrows the caches past a thousand GPUs: fetch the next event's GPU
+        // while this one is handled.
+        if (has_event()) {
+          const auto next = static_cast<std::size_t>(next_event().gpu);
+          __builtin_prefetch(&runs_[next]);
+          __builtin_prefetch(reinterpret_cast<const char*>(&runs_[next]) + 64);
+          __builtin_prefetch(&gpus_[next]);
+        }
         if (stale(e)) continue;  // its date must not move the clock: the step may be over
         now_ = std::max(now_, e.t);
         handle(e);
+        continue;
       }
-      if (!nic_.busy()) continue;
-      // The next transfer to end, or the next event if it comes first.
-      const double until = events_.empty() ? -1.0 : std::max(0.0, events_.top().t - sg4::Engine::get_clock());
-      const int id = nic_.wait_next(until);
-      if (id >= 0) push(sg4::Engine::get_clock(), EventKind::transfer_done, 0, static_cast<std::uint64_t>(id));
+      now_ = std::max(now_, transfer_s);
+      ended_.clear();
+      nic_.advance(transfer_s, ended_);
+      for (int id : ended_) on_transfer_done(id);
     }
+    // SimGrid's clock ends with the step (nothing of it ran meanwhile).
     if (now_ > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(now_);
-    nic_.stop();
     for (std::size_t i = 0; i < runs_.size(); ++i)
       for (const StreamRun& r : runs_[i].streams)
         if (r.k < r.ids->size())
@@ -145,7 +171,31 @@ class EventCore {
 
  private:
   // ---- the queue -------------------------------------------------------------------------
-  void push(double t, EventKind kind, int gpu, std::uint64_t value) { events_.push({t, seq_++, kind, gpu, value}); }
+  // An event due now (most are: a stream woken by what just ended) goes to a FIFO instead of the
+  // heap; merged with the heap by (date, sequence), the order is the heap's alone.
+  void push(double t, EventKind kind, int gpu, std::uint64_t value) {
+    const Event e{t, seq_++, kind, gpu, value};
+    if (t == now_) now_events_.push_back(e);
+    else events_.push(e);
+  }
+  bool has_event() const { return now_head_ < now_events_.size() || !events_.empty(); }
+  bool fifo_first() const {
+    return now_head_ < now_events_.size() && (events_.empty() || !Later{}(now_events_[now_head_], events_.top()));
+  }
+  const Event& next_event() const { return fifo_first() ? now_events_[now_head_] : events_.top(); }
+  Event pop_event() {
+    if (!fifo_first()) {
+      const Event e = events_.top();
+      events_.pop();
+      return e;
+    }
+    const Event e = now_events_[now_head_++];
+    if (now_head_ == now_events_.size()) {
+      now_events_.clear();
+      now_head_ = 0;
+    }
+    return e;
+  }
 
   void wake(int gpu, int stream, Next next, double delay_s) {
     runs_[static_cast<std::size_t>(gpu)].streams[stream].next = next;
@@ -219,7 +269,7 @@ class EventCore {
     if (r.k >= r.ids->size()) return;
     const int id = (*r.ids)[r.k];
     const Task& t = g.program->tasks[static_cast<std::size_t>(id)];
-    if (!g.ready(t)) {
+    if (!ready(gpu, t)) {
       r.waiting = true;
       return;
     }
@@ -233,11 +283,19 @@ class EventCore {
     StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[stream];
     const int id = (*r.ids)[r.k];
     if (g.observed) g.intervals.push_back({id, r.start_s, now_});
-    g.done[static_cast<std::size_t>(id)] = 1;
     hooks_.task_finished();
     ++r.k;
     wake_ready(gpu, (*g.dependents)[static_cast<std::size_t>(id)]);
     if (r.k < r.ids->size()) wake(gpu, stream, Next::start_task, 0);
+  }
+
+  bool ready(int gpu, const Task& t) const {
+    const GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
+    for (int d : t.deps) {
+      const auto [stream, index] = run.stage->place[static_cast<std::size_t>(d)];
+      if (run.streams[stream].k <= index) return false;
+    }
+    return t.wait_message.id < 0 || gpus_[static_cast<std::size_t>(gpu)].arrived[static_cast<std::size_t>(t.wait_message.id)];
   }
 
   // Wakes each of `streams` that waits for a task which is now ready.
@@ -246,7 +304,7 @@ class EventCore {
     Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
     for (int s = 0; s < workload::kStreams; ++s) {
       StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[s];
-      if (!(streams & (1u << s)) || !r.waiting || !g.ready(g.program->tasks[static_cast<std::size_t>((*r.ids)[r.k])])) continue;
+      if (!(streams & (1u << s)) || !r.waiting || !ready(gpu, g.program->tasks[static_cast<std::size_t>((*r.ids)[r.k])])) continue;
       r.waiting = false;
       wake(gpu, s, Next::start_task, 0);
     }
@@ -309,7 +367,7 @@ class EventCore {
     Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
     GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
     StreamRun& r = run.streams[stream];
-    const platform::Group& group = g.groups[static_cast<int>(t.group)];
+    const platform::Group& group = *g.groups[static_cast<int>(t.group)];
     if (group.ranks.size() <= 1) return wake(gpu, stream, Next::finish_task, 0);
     PlannedCollective& plan = hooks_.planned(g, t, group);
     if (g.observed) count_traffic(g, t, plan);
@@ -443,23 +501,13 @@ class EventCore {
     finish_task(gpu, stream);
   }
 
-  // ---- NIC transfers (SimGrid, nic_transfers.hpp) --------------------------------------------
+  // ---- NIC transfers (nic_transfers.hpp) --------------------------------------------
   void start_transfer(const Transfer& tr, double bytes, double rate_cap) {
     const int id = allocate_transfer();
     transfers_[static_cast<std::size_t>(id)] = tr;
-    if (bytes <= 0) {
-      // SimGrid 3.32 does not start a zero-byte host-to-host comm: its route's latency alone.
-      std::vector<sg4::Link*> links;
-      double latency = 0;
-      p_.host(gpus_[static_cast<std::size_t>(tr.from_gpu)].rank)
-          ->route_to(p_.host(gpus_[static_cast<std::size_t>(tr.to_gpu)].rank), links, &latency);
-      push(now_ + latency, EventKind::transfer_done, 0, static_cast<std::uint64_t>(id));
-      return;
-    }
-    // The transfer starts at its date: SimGrid's clock catches up first (nothing in flight can
-    // end before, NicTransfers::safe_until()).
-    if (now_ > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(now_);
-    nic_.start(id, tr.from_gpu, tr.to_gpu, bytes, rate_cap);
+    if (bytes > 0) return nic_.start(id, tr.from_gpu, tr.to_gpu, bytes, rate_cap, now_);
+    // An empty transfer takes its route's latency (as SimGrid 3.32, which does not start one).
+    push(now_ + nic_.latency_s(tr.from_gpu, tr.to_gpu), EventKind::transfer_done, 0, static_cast<std::uint64_t>(id));
   }
 
   int allocate_transfer() {
@@ -486,15 +534,18 @@ class EventCore {
   const std::vector<int>& index_of_;
   StepHooks& hooks_;
   std::vector<GpuRun> runs_;
-  // Each stage program's task ids by stream, in order.
-  std::map<const workload::RankProgram*, std::array<std::vector<int>, workload::kStreams>> stream_tasks_;
+  // Each stage program's tasks by stream.
+  std::map<const workload::RankProgram*, StageTasks> stage_tasks_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
+  std::vector<Event> now_events_;  // due at now_, in sequence
+  std::size_t now_head_ = 0;
   std::uint64_t seq_ = 0;
   double now_ = 0;
   std::vector<std::uint64_t> done_;
   std::unordered_map<std::uint64_t, Barrier> barriers_;
   std::vector<Transfer> transfers_;
   std::vector<int> free_transfers_;
+  std::vector<int> ended_;
   NicTransfers nic_{p_, gpus_};
 };
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -42,7 +43,7 @@ struct Gpu {
   int rank = 0;
   int pp_rank = 0;
   const workload::RankProgram* program = nullptr;
-  std::vector<char> done;
+  std::vector<char> done;  // the actor runner's (the event core reads its streams' progress)
   std::vector<char> arrived;
   // Actor runner only. Actors run cooperatively (one at a time, switching only inside simcalls),
   // so the state above needs no lock. A stream whose next task is not ready suspends itself and
@@ -53,12 +54,16 @@ struct Gpu {
   std::array<int, workload::kStreams> waiting_task{};  // task a suspended stream waits for; -1 if none
   const std::vector<std::uint8_t>* dependents = nullptr;        // per task: streams to wake
   const std::vector<std::uint8_t>* message_waiters = nullptr;   // per message: streams to wake
-  std::array<platform::Group, workload::kGroupRoles> groups;  // by GroupRole
+  std::array<const platform::Group*, workload::kGroupRoles> groups{};  // by GroupRole (the Simulation's)
   std::vector<int> pp_peers;              // global rank of each pipeline rank of its pipeline
   bool observed = false;
   double kernel_work_s = 0;  // kernel_seconds of its compute tasks, summed as they run
   std::vector<TaskInterval> intervals;
-  std::map<PlanKey, PlannedCollective> plans;  // the few distinct collectives it runs, planned once
+  // The few distinct collectives it runs, planned once: their keys side by side (a scan of a few
+  // cache lines, where a map's nodes are a chain of misses once the GPUs' state outgrows the
+  // caches), their plans where a running collective's pointer into one stays valid.
+  std::vector<PlanKey> plan_keys;
+  std::deque<PlannedCollective> plans;
   Traffic traffic;
 
   // Whether `t` is ready once `running` (the task before it on its stream; -1: none) is done.

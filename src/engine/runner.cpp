@@ -70,19 +70,21 @@ class Simulation final : StepHooks {
       g.rank = simulated[i];
       g.pp_rank = l_.coord(g.rank).pp;
       g.program = &prog_.stages[g.pp_rank];
-      g.done.assign(g.program->tasks.size(), 0);
+      // The event core reads its streams' progress instead.
+      if (opt_.fidelity == platform::Fidelity::folded) g.done.assign(g.program->tasks.size(), 0);
       g.arrived.assign(prog_.message_count, 0);
       g.waiting_task.fill(-1);
       g.dependents = &dependents_[g.pp_rank];
       g.message_waiters = &message_waiters_[g.pp_rank];
-      g.groups[static_cast<int>(workload::GroupRole::tp)].ranks = l_.tp_group(g.rank);
-      g.groups[static_cast<int>(workload::GroupRole::ep)].ranks = l_.ep_group(g.rank);
-      g.groups[static_cast<int>(workload::GroupRole::dp)].ranks = l_.dp_group(g.rank);
-      g.groups[static_cast<int>(workload::GroupRole::edp)].ranks = l_.edp_group(g.rank);
-      g.groups[static_cast<int>(workload::GroupRole::dp_shard)].ranks = l_.dp_shard_group(g.rank);
-      g.groups[static_cast<int>(workload::GroupRole::dp_replicate)].ranks = l_.dp_replicate_group(g.rank);
-      g.groups[static_cast<int>(workload::GroupRole::edp_shard)].ranks = l_.edp_shard_group(g.rank);
-      g.groups[static_cast<int>(workload::GroupRole::edp_replicate)].ranks = l_.edp_replicate_group(g.rank);
+      using workload::GroupRole;
+      set_group(g, GroupRole::tp, l_.tp_group(g.rank));
+      set_group(g, GroupRole::ep, l_.ep_group(g.rank));
+      set_group(g, GroupRole::dp, l_.dp_group(g.rank));
+      set_group(g, GroupRole::edp, l_.edp_group(g.rank));
+      set_group(g, GroupRole::dp_shard, l_.dp_shard_group(g.rank));
+      set_group(g, GroupRole::dp_replicate, l_.dp_replicate_group(g.rank));
+      set_group(g, GroupRole::edp_shard, l_.edp_shard_group(g.rank));
+      set_group(g, GroupRole::edp_replicate, l_.edp_replicate_group(g.rank));
       g.pp_peers = l_.pp_group(g.rank);
       g.observed = g.rank == l_.dense_rank(0, 0, 0, g.pp_rank);
       index_of_[g.rank] = static_cast<int>(i);
@@ -152,6 +154,15 @@ class Simulation final : StepHooks {
   void task_finished() override {
     ++activities_;
     report_progress();
+  }
+
+  // Every member of a group points at one copy of it: a data-parallel group spans half the GPUs
+  // or more, so a copy per member would make memory grow as the square of the GPU count.
+  void set_group(Gpu& g, workload::GroupRole role, std::vector<int> ranks) {
+    const auto key = std::make_pair(static_cast<int>(role), ranks.empty() ? -1 : ranks.front());
+    auto it = groups_.find(key);
+    if (it == groups_.end()) it = groups_.emplace(key, platform::Group{std::move(ranks)}).first;
+    g.groups[static_cast<int>(role)] = &it->second;
   }
 
   // Which streams hold tasks that depend on each task, and on each pipeline message.
@@ -291,7 +302,7 @@ class Simulation final : StepHooks {
         return;
       }
       case TaskKind::collective: {
-        const platform::Group& group = g.groups[static_cast<int>(t.group)];
+        const platform::Group& group = *g.groups[static_cast<int>(t.group)];
         if (group.ranks.size() <= 1) return;
         const PlannedCollective& plan = plan_of(g, t, group);
         if (g.observed) count_traffic(g, t, plan);
@@ -349,8 +360,8 @@ class Simulation final : StepHooks {
     const double bytes = t.bytes * load, tokens = t.ep_tokens * load;
     const PlanKey key{static_cast<int>(t.group), static_cast<int>(t.collective), bytes, tokens,
                       t.ep_token_bytes, t.ep_combine_kernel, workload::ep_carries_probabilities(t.activity)};
-    auto it = g.plans.find(key);
-    if (it != g.plans.end()) return it->second;
+    for (std::size_t i = 0; i < g.plan_keys.size(); ++i)
+      if (g.plan_keys[i] == key) return g.plans[i];
     PlannedCollective p;
     const platform::Topology& topo = platform_->topology();
     if (ep) {
@@ -367,11 +378,14 @@ class Simulation final : StepHooks {
       p.copies_per_token = e.copies_per_token;
       p.domains_per_token = e.domains_per_token;
     } else {
-      const platform::CollectivePlan c = platform::plan_collective(topo, t.collective, group, bytes, g.rank);
+      auto it = analysed_.find(&group);
+      if (it == analysed_.end()) it = analysed_.emplace(&group, std::make_unique<platform::AnalysedGroup>(topo, group)).first;
+      const platform::CollectivePlan c = it->second->plan(t.collective, bytes, g.rank);
       p.load = c.load;
       p.sms = c.channels;
     }
-    return g.plans.emplace(key, p).first->second;
+    g.plan_keys.push_back(key);
+    return g.plans.emplace_back(std::move(p));
   }
 
   const Scenario& s_;
@@ -383,6 +397,8 @@ class Simulation final : StepHooks {
   std::unique_ptr<workload::Variation> variation_;
   std::exception_ptr failure_;  // the first exception an actor raised
   std::vector<Gpu> gpus_;
+  std::map<std::pair<int, int>, platform::Group> groups_;  // by (role, first rank): shared by its members
+  std::map<const platform::Group*, std::unique_ptr<platform::AnalysedGroup>> analysed_;  // groups_', planned from
   std::vector<int> index_of_;
   std::vector<double> stage_nic_speed_;  // per pipeline rank: its slowest NIC over the rated one
   std::vector<std::vector<std::uint8_t>> dependents_, message_waiters_;
