@@ -4,12 +4,12 @@
 
 #include <limits>
 #include <map>
-#include <queue>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 
 #include "moesim/engine/shared_rate.hpp"
+#include "event_queue.hpp"
 #include "nic_transfers.hpp"
 
 namespace moesim::engine {
@@ -32,19 +32,6 @@ std::uint64_t owner(int stream, int what) { return static_cast<std::uint64_t>(st
 
 // What a stream does when its pending wake-up comes.
 enum class Next : std::uint8_t { start_task, finish_task, deliver_message, tier_latency_done, part_done, barrier_released };
-
-enum class EventKind : std::uint8_t { wake, compute_due, port_due, transfer_done };
-
-struct Event {
-  double t;
-  std::uint64_t seq;  // equal dates run in the order they were scheduled
-  EventKind kind;
-  int gpu;
-  std::uint64_t value;  // wake: the stream; *_due: the resource's version; transfer_done: the transfer
-};
-struct Later {
-  bool operator()(const Event& a, const Event& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
-};
 
 struct TierRun {
   int pending = 0;  // its transfers and receives not yet done
@@ -138,14 +125,14 @@ class EventCore {
       for (int s = 0; s < workload::kStreams; ++s)
         if (!runs_[i].streams[s].ids->empty()) wake(static_cast<int>(i), s, Next::start_task, 0);
     // The GPUs' events and the NIC transfers' ends in time order (an event first at equal dates).
-    while (has_event() || nic_.busy()) {
+    while (!events_.empty() || nic_.busy()) {
       const double transfer_s = nic_.next_event_s();
-      if (has_event() && next_event().t <= transfer_s) {
-        const Event e = pop_event();
+      if (!events_.empty() && events_.top().t <= transfer_s) {
+        const Event e = events_.pop();
         // The GPUs' state outgrows the caches past a thousand GPUs: fetch the next event's GPU
         // while this one is handled.
-        if (has_event()) {
-          const auto next = static_cast<std::size_t>(next_event().gpu);
+        if (!events_.empty()) {
+          const auto next = static_cast<std::size_t>(events_.top().gpu);
           __builtin_prefetch(&runs_[next]);
           __builtin_prefetch(reinterpret_cast<const char*>(&runs_[next]) + 64);
           __builtin_prefetch(&gpus_[next]);
@@ -171,31 +158,7 @@ class EventCore {
 
  private:
   // ---- the queue -------------------------------------------------------------------------
-  // An event due now (most are: a stream woken by what just ended) goes to a FIFO instead of the
-  // heap; merged with the heap by (date, sequence), the order is the heap's alone.
-  void push(double t, EventKind kind, int gpu, std::uint64_t value) {
-    const Event e{t, seq_++, kind, gpu, value};
-    if (t == now_) now_events_.push_back(e);
-    else events_.push(e);
-  }
-  bool has_event() const { return now_head_ < now_events_.size() || !events_.empty(); }
-  bool fifo_first() const {
-    return now_head_ < now_events_.size() && (events_.empty() || !Later{}(now_events_[now_head_], events_.top()));
-  }
-  const Event& next_event() const { return fifo_first() ? now_events_[now_head_] : events_.top(); }
-  Event pop_event() {
-    if (!fifo_first()) {
-      const Event e = events_.top();
-      events_.pop();
-      return e;
-    }
-    const Event e = now_events_[now_head_++];
-    if (now_head_ == now_events_.size()) {
-      now_events_.clear();
-      now_head_ = 0;
-    }
-    return e;
-  }
+  void push(double t, EventKind kind, int gpu, std::uint64_t value) { events_.push(t, now_, kind, gpu, value); }
 
   void wake(int gpu, int stream, Next next, double delay_s) {
     runs_[static_cast<std::size_t>(gpu)].streams[stream].next = next;
@@ -536,10 +499,7 @@ class EventCore {
   std::vector<GpuRun> runs_;
   // Each stage program's tasks by stream.
   std::map<const workload::RankProgram*, StageTasks> stage_tasks_;
-  std::priority_queue<Event, std::vector<Event>, Later> events_;
-  std::vector<Event> now_events_;  // due at now_, in sequence
-  std::size_t now_head_ = 0;
-  std::uint64_t seq_ = 0;
+  EventQueue events_;
   double now_ = 0;
   std::vector<std::uint64_t> done_;
   std::unordered_map<std::uint64_t, Barrier> barriers_;
