@@ -26,18 +26,17 @@ int FlowNetwork::add_route(std::span<const int> links, double latency_s) {
     Link& link = links_.at(static_cast<std::size_t>(l));
     r.slowest_link = std::min(r.slowest_link, link.capacity);
     if (l == sender) link.first_of_a_route = true;
-    else if (std::find(link.senders.begin(), link.senders.end(), sender) == link.senders.end()) {
-      link.senders.push_back(sender);
-      link.senders_capacity += links_[static_cast<std::size_t>(sender)].capacity;
-    }
+    else if (new_feeder(l, sender, true)) link.senders_capacity += links_[static_cast<std::size_t>(sender)].capacity;
     if (l == receiver) link.last_of_a_route = true;
-    else if (std::find(link.receivers.begin(), link.receivers.end(), receiver) == link.receivers.end()) {
-      link.receivers.push_back(receiver);
-      link.receivers_capacity += links_[static_cast<std::size_t>(receiver)].capacity;
-    }
+    else if (new_feeder(l, receiver, false)) link.receivers_capacity += links_[static_cast<std::size_t>(receiver)].capacity;
   }
   routes_.push_back(std::move(r));
   return static_cast<int>(routes_.size() - 1);
+}
+
+bool FlowNetwork::new_feeder(int link, int nic, bool sender) {
+  const std::uint64_t key = (static_cast<std::uint64_t>(link) << 33) | (static_cast<std::uint64_t>(nic) << 1) | (sender ? 1 : 0);
+  return feeders_.insert(key).second;
 }
 
 void FlowNetwork::start(int id, int route, double bytes, double rate_cap, double now_s) {

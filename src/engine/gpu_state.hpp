@@ -7,7 +7,6 @@
 #include <array>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <optional>
 #include <tuple>
 #include <vector>

@@ -9,7 +9,7 @@ namespace moesim::engine {
 
 namespace sg4 = simgrid::s4u;
 
-double NicTransfers::latency_s(int from, int to) { return route_latency_s_[static_cast<std::size_t>(route(from, to))]; }
+double NicTransfers::latency_s(int from, int to) { return network_.latency_s(route(from, to)); }
 
 // The SimGrid route's links as FlowNetwork links, once per pair of GPUs.
 int NicTransfers::route(int from, int to) {
@@ -30,7 +30,6 @@ int NicTransfers::route(int from, int to) {
   }
   const int index = network_.add_route(indices, latency);
   route_index_.emplace(key, index);
-  route_latency_s_.push_back(latency);
   return index;
 }
 

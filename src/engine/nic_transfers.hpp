@@ -43,7 +43,6 @@ class NicTransfers {
   FlowNetwork network_;
   std::unordered_map<const simgrid::s4u::Link*, int> link_index_;
   std::unordered_map<std::uint64_t, int> route_index_;  // by from * GPUs + to
-  std::vector<double> route_latency_s_;
 };
 
 }  // namespace moesim::engine

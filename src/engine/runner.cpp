@@ -378,9 +378,7 @@ class Simulation final : StepHooks {
       p.copies_per_token = e.copies_per_token;
       p.domains_per_token = e.domains_per_token;
     } else {
-      auto it = analysed_.find(&group);
-      if (it == analysed_.end()) it = analysed_.emplace(&group, std::make_unique<platform::AnalysedGroup>(topo, group)).first;
-      const platform::CollectivePlan c = it->second->plan(t.collective, bytes, g.rank);
+      const platform::CollectivePlan c = platform::plan_collective(*platform_, t.collective, group, bytes, g.rank);
       p.load = c.load;
       p.sms = c.channels;
     }
@@ -398,7 +396,6 @@ class Simulation final : StepHooks {
   std::exception_ptr failure_;  // the first exception an actor raised
   std::vector<Gpu> gpus_;
   std::map<std::pair<int, int>, platform::Group> groups_;  // by (role, first rank): shared by its members
-  std::map<const platform::Group*, std::unique_ptr<platform::AnalysedGroup>> analysed_;  // groups_', planned from
   std::vector<int> index_of_;
   std::vector<double> stage_nic_speed_;  // per pipeline rank: its slowest NIC over the rated one
   std::vector<std::vector<std::uint8_t>> dependents_, message_waiters_;

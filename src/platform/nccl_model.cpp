@@ -510,13 +510,9 @@ CollectivePlan plan_collective(const Topology& t, CollectiveKind kind, const Gro
   return plan_for(t, kind, detail::analyse_group(t, g), bytes, -1);
 }
 
-AnalysedGroup::AnalysedGroup(const Topology& t, const Group& g)
-    : topology_(t), layout_(std::make_unique<const GroupLayout>(detail::analyse_group(t, g))) {}
-
-AnalysedGroup::~AnalysedGroup() = default;
-
-CollectivePlan AnalysedGroup::plan(CollectiveKind kind, double bytes, int rank) const {
-  return plan_for(topology_, kind, *layout_, bytes, layout_->member(rank));
+CollectivePlan plan_collective(const Platform& p, CollectiveKind kind, const Group& g, double bytes, int rank) {
+  const GroupLayout& l = p.group_cache().get(p.topology(), g);
+  return plan_for(p.topology(), kind, l, bytes, l.member(rank));
 }
 
 double bus_bytes_per_s(CollectiveKind kind, int ranks, double bytes, double seconds) {

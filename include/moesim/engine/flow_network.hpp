@@ -13,6 +13,7 @@
 #include <limits>
 #include <queue>
 #include <span>
+#include <unordered_set>
 #include <vector>
 
 namespace moesim::engine {
@@ -35,6 +36,7 @@ class FlowNetwork {
   // Moves to `now_s`, date by date: the flows that end by then are appended to `ended`.
   void advance(double now_s, std::vector<int>& ended);
   bool busy() const { return in_flight_ > 0; }
+  double latency_s(int route) const { return routes_[static_cast<std::size_t>(route)].latency_s; }
   // A flow's current rate (0 while it pays its latency), for tests.
   double rate_of(int id) const { return flows_[static_cast<std::size_t>(id)].rate; }
 
@@ -43,9 +45,8 @@ class FlowNetwork {
     double capacity = 0;
     std::vector<int> flows;  // flows past their latency that cross it
     double sum_of_bounds = 0;
-    // The NICs that can feed it (the first and last links of the routes through it), and their
-    // capacity: a bound on its load when it is none of them.
-    std::vector<int> senders, receivers;
+    // The capacity of the NICs that can feed it (the first and last links of the routes through
+    // it): a bound on its load when it is none of them.
     double senders_capacity = 0, receivers_capacity = 0;
     bool first_of_a_route = false, last_of_a_route = false;
     std::uint64_t mark = 0;  // the re-solve that reached it
@@ -82,7 +83,11 @@ class FlowNetwork {
   void resolve(double now_s);          // the flows reached from seeds_, re-solved
   void set_rate(int id, double rate, double now_s);
 
+  // Counts NIC `nic` once among the feeders of `link` (as sender or receiver).
+  bool new_feeder(int link, int nic, bool sender);
+
   std::vector<Link> links_;
+  std::unordered_set<std::uint64_t> feeders_;  // (link, NIC, side) already counted
   std::vector<Route> routes_;
   std::vector<Flow> flows_;
   int in_flight_ = 0;

@@ -29,17 +29,12 @@
 // predicted time by its own model (ncclTopoGetAlgoTime); moesim picks by that model too
 // (nccl_tuning.hpp) and prices the pick with these rates, latencies and fills.
 // A collective holds its channels' CTAs (one SM each) while it runs.
-#include <memory>
 #include <optional>
 #include <string_view>
 
 #include "moesim/platform/collective.hpp"
 
 namespace moesim::platform {
-
-namespace detail {
-struct GroupLayout;
-}
 
 enum class NcclProtocol { ll, ll128, simple };
 std::string_view to_string(NcclAlgorithm a);
@@ -67,22 +62,10 @@ CollectivePlan plan_collective(const Topology& t, CollectiveKind kind, const Gro
 // The plan of the busiest member.
 CollectivePlan plan_collective(const Topology& t, CollectiveKind kind, const Group& g, double bytes);
 
-// A group analysed once for the plans of many members: plan_collective analyses the group on each
-// call, O(its size), and in full fidelity each of a data-parallel group's thousands of members
-// plans its own part.
-class AnalysedGroup {
- public:
-  AnalysedGroup(const Topology& t, const Group& g);
-  ~AnalysedGroup();
-  AnalysedGroup(const AnalysedGroup&) = delete;
-  AnalysedGroup& operator=(const AnalysedGroup&) = delete;
-  // plan_collective(t, kind, g, bytes, rank), with t and g those it was analysed on.
-  CollectivePlan plan(CollectiveKind kind, double bytes, int rank) const;
-
- private:
-  const Topology& topology_;
-  std::unique_ptr<const detail::GroupLayout> layout_;
-};
+// plan_collective(p.topology(), kind, g, bytes, rank) with the group analysed once per platform
+// (its group cache): the analysis is O(the group's size), and in full fidelity each of a
+// data-parallel group's thousands of members plans its own part.
+CollectivePlan plan_collective(const Platform& p, CollectiveKind kind, const Group& g, double bytes, int rank);
 
 // nccl-tests' bus bandwidth of a collective of `ranks` members that took `seconds`: algorithm
 // bandwidth (size / time, size = the per-rank buffer: S, or ranks x the per-pair bytes for an
