@@ -4,12 +4,14 @@
 
 #include <limits>
 #include <map>
+#include <tuple>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 
 #include "moesim/engine/shared_rate.hpp"
-#include "event_queue.hpp"
+#include "moesim/engine/event_queue.hpp"
+#include "member_parts.hpp"
 #include "nic_transfers.hpp"
 
 namespace moesim::engine {
@@ -39,12 +41,20 @@ struct TierRun {
   bool complete = false;
 };
 
-struct StreamRun {
-  const std::vector<int>* ids = nullptr;  // its tasks, in order (shared by the stage's GPUs)
-  std::size_t k = 0;     // the current one
-  bool waiting = false;  // idle until ids[k] is ready
+// Where a stream stands, in 8 bytes: a GPU's seven share one cache line with its stage's
+// tables, so that a wake-up and a readiness check (which reads the other streams' positions)
+// touch one line of the GPU's state. Past a thousand GPUs that state is out of the caches by the
+// time the GPU's next event comes, and each line it touches is a miss.
+struct StreamCursor {
+  std::uint32_t k = 0;   // its current task: stage->ids[stream][k]
+  bool waiting = false;  // idle until that task is ready
   Next next = Next::start_task;
-  double start_s = 0;
+};
+static_assert(sizeof(StreamCursor) == 8);
+
+// What a stream runs beyond its position: the current task's start, and the collective.
+struct StreamRun {
+  double start_s = 0;  // observed GPUs only
   // The collective it runs: its part, its tiers, where it stands, the SMs it holds.
   const platform::FullMemberPart* part = nullptr;
   std::vector<TierRun> tiers;
@@ -53,6 +63,8 @@ struct StreamRun {
   int sm_job = -1;
   std::uint64_t barrier = 0;
   int group_size = 0;
+  const platform::Group* group = nullptr;
+  int member_index = 0;  // the GPU's place in the group, from which the part's receivers count
 };
 
 // A send posted to a peer that has not yet posted the receive it matches (FIFO, as a mailbox).
@@ -67,12 +79,17 @@ struct PendingSend {
 // once its stream has moved past it, so readiness reads the GPU's few stream counters instead of
 // a flag per task (kilobytes per GPU, cold by the time the GPU's next event comes).
 struct StageTasks {
+  const workload::RankProgram* program = nullptr;
+  const std::vector<std::uint8_t>* dependents = nullptr;       // per task: streams to wake
+  const std::vector<std::uint8_t>* message_waiters = nullptr;  // per message: streams to wake
   std::array<std::vector<int>, workload::kStreams> ids;
   std::vector<std::pair<std::uint8_t, std::uint32_t>> place;  // by task: (stream, index on it)
 };
 
-struct GpuRun {
+struct alignas(64) GpuRun {
   const StageTasks* stage = nullptr;
+  std::array<StreamCursor, workload::kStreams> cursors;  // with `stage`, the GPU's first cache line
+  bool observed = false;
   SharedRate sms{1.0};  // in seconds of the GPU's full speed
   SharedRate port{1.0};
   std::array<StreamRun, workload::kStreams> streams;
@@ -102,17 +119,19 @@ class EventCore {
     for (std::size_t i = 0; i < gpus_.size(); ++i) {
       runs_[i].port = SharedRate(topo_.nvlink_bytes_per_s);
       auto it = stage_tasks_.find(gpus_[i].program);
-      if (it == stage_tasks_.end()) it = stage_tasks_.emplace(gpus_[i].program, stage_tasks(*gpus_[i].program)).first;
+      if (it == stage_tasks_.end()) it = stage_tasks_.emplace(gpus_[i].program, stage_tasks(gpus_[i])).first;
       runs_[i].stage = &it->second;
-      for (int s = 0; s < workload::kStreams; ++s) runs_[i].streams[s].ids = &it->second.ids[s];
+      runs_[i].observed = gpus_[i].observed;
     }
   }
 
   EventCore(const EventCore&) = delete;
   EventCore& operator=(const EventCore&) = delete;
 
-  static StageTasks stage_tasks(const workload::RankProgram& program) {
-    StageTasks st{.ids = tasks_by_stream(program), .place = {}};
+  static StageTasks stage_tasks(const Gpu& g) {
+    const workload::RankProgram& program = *g.program;
+    StageTasks st{.program = &program, .dependents = g.dependents, .message_waiters = g.message_waiters,
+                  .ids = tasks_by_stream(program), .place = {}};
     st.place.resize(program.tasks.size());
     for (int s = 0; s < workload::kStreams; ++s)
       for (std::size_t k = 0; k < st.ids[s].size(); ++k)
@@ -123,7 +142,7 @@ class EventCore {
   void run() {
     for (std::size_t i = 0; i < runs_.size(); ++i)
       for (int s = 0; s < workload::kStreams; ++s)
-        if (!runs_[i].streams[s].ids->empty()) wake(static_cast<int>(i), s, Next::start_task, 0);
+        if (!runs_[i].stage->ids[s].empty()) wake(static_cast<int>(i), s, Next::start_task, 0);
     // The GPUs' events and the NIC transfers' ends in time order (an event first at equal dates).
     while (!events_.empty() || nic_.busy()) {
       const double transfer_s = nic_.next_event_s();
@@ -150,10 +169,12 @@ class EventCore {
     // SimGrid's clock ends with the step (nothing of it ran meanwhile).
     if (now_ > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(now_);
     for (std::size_t i = 0; i < runs_.size(); ++i)
-      for (const StreamRun& r : runs_[i].streams)
-        if (r.k < r.ids->size())
-          throw std::logic_error("the step cannot finish: task " + std::to_string((*r.ids)[r.k]) + " of rank " +
+      for (int s = 0; s < workload::kStreams; ++s) {
+        const std::vector<int>& ids = runs_[i].stage->ids[s];
+        if (const std::uint32_t k = runs_[i].cursors[s].k; k < ids.size())
+          throw std::logic_error("the step cannot finish: task " + std::to_string(ids[k]) + " of rank " +
                                  std::to_string(gpus_[i].rank) + " never became ready");
+      }
   }
 
  private:
@@ -161,20 +182,20 @@ class EventCore {
   void push(double t, EventKind kind, int gpu, std::uint64_t value) { events_.push(t, now_, kind, gpu, value); }
 
   void wake(int gpu, int stream, Next next, double delay_s) {
-    runs_[static_cast<std::size_t>(gpu)].streams[stream].next = next;
+    runs_[static_cast<std::size_t>(gpu)].cursors[stream].next = next;
     push(now_ + delay_s, EventKind::wake, gpu, static_cast<std::uint64_t>(stream));
   }
 
   // A resource's due date from before its shares last changed.
   bool stale(const Event& e) const {
     const GpuRun& run = runs_[static_cast<std::size_t>(e.gpu)];
-    return (e.kind == EventKind::compute_due && e.value != run.sms.version()) ||
-           (e.kind == EventKind::port_due && e.value != run.port.version());
+    return (e.kind() == EventKind::compute_due && e.value != static_cast<std::uint32_t>(run.sms.version())) ||
+           (e.kind() == EventKind::port_due && e.value != static_cast<std::uint32_t>(run.port.version()));
   }
 
   void handle(const Event& e) {
     GpuRun& run = runs_[static_cast<std::size_t>(e.gpu)];
-    switch (e.kind) {
+    switch (e.kind()) {
       case EventKind::wake:
         on_wake(e.gpu, static_cast<int>(e.value));
         return;
@@ -209,8 +230,9 @@ class EventCore {
 
   // ---- streams ----------------------------------------------------------------------------
   void on_wake(int gpu, int stream) {
-    StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[stream];
-    switch (r.next) {
+    const GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
+    const StreamRun& r = run.streams[stream];
+    switch (run.cursors[stream].next) {
       case Next::start_task: try_start(gpu, stream); return;
       case Next::finish_task: finish_task(gpu, stream); return;
       case Next::deliver_message: deliver(gpu, stream); return;
@@ -227,36 +249,38 @@ class EventCore {
   }
 
   void try_start(int gpu, int stream) {
-    Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
-    StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[stream];
-    if (r.k >= r.ids->size()) return;
-    const int id = (*r.ids)[r.k];
-    const Task& t = g.program->tasks[static_cast<std::size_t>(id)];
+    GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
+    StreamCursor& c = run.cursors[stream];
+    const std::vector<int>& ids = run.stage->ids[stream];
+    if (c.k >= ids.size()) return;
+    const int id = ids[c.k];
+    const Task& t = run.stage->program->tasks[static_cast<std::size_t>(id)];
     if (!ready(gpu, t)) {
-      r.waiting = true;
+      c.waiting = true;
       return;
     }
-    r.waiting = false;
-    r.start_s = now_;
+    c.waiting = false;
+    if (run.observed) run.streams[stream].start_s = now_;
     execute(gpu, stream, id, t);
   }
 
   void finish_task(int gpu, int stream) {
-    Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
-    StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[stream];
-    const int id = (*r.ids)[r.k];
-    if (g.observed) g.intervals.push_back({id, r.start_s, now_});
+    GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
+    StreamCursor& c = run.cursors[stream];
+    const std::vector<int>& ids = run.stage->ids[stream];
+    const int id = ids[c.k];
+    if (run.observed) gpus_[static_cast<std::size_t>(gpu)].intervals.push_back({id, run.streams[stream].start_s, now_});
     hooks_.task_finished();
-    ++r.k;
-    wake_ready(gpu, (*g.dependents)[static_cast<std::size_t>(id)]);
-    if (r.k < r.ids->size()) wake(gpu, stream, Next::start_task, 0);
+    ++c.k;
+    wake_ready(gpu, (*run.stage->dependents)[static_cast<std::size_t>(id)]);
+    if (c.k < ids.size()) wake(gpu, stream, Next::start_task, 0);
   }
 
   bool ready(int gpu, const Task& t) const {
     const GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
     for (int d : t.deps) {
       const auto [stream, index] = run.stage->place[static_cast<std::size_t>(d)];
-      if (run.streams[stream].k <= index) return false;
+      if (run.cursors[stream].k <= index) return false;
     }
     return t.wait_message.id < 0 || gpus_[static_cast<std::size_t>(gpu)].arrived[static_cast<std::size_t>(t.wait_message.id)];
   }
@@ -264,11 +288,13 @@ class EventCore {
   // Wakes each of `streams` that waits for a task which is now ready.
   void wake_ready(int gpu, std::uint8_t streams) {
     if (streams == 0) return;
-    Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
+    GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
     for (int s = 0; s < workload::kStreams; ++s) {
-      StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[s];
-      if (!(streams & (1u << s)) || !r.waiting || !ready(gpu, g.program->tasks[static_cast<std::size_t>((*r.ids)[r.k])])) continue;
-      r.waiting = false;
+      StreamCursor& c = run.cursors[s];
+      if (!(streams & (1u << s)) || !c.waiting ||
+          !ready(gpu, run.stage->program->tasks[static_cast<std::size_t>(run.stage->ids[s][c.k])]))
+        continue;
+      c.waiting = false;
       wake(gpu, s, Next::start_task, 0);
     }
   }
@@ -297,7 +323,7 @@ class EventCore {
   void send_message(int gpu, int stream, const Task& t) {
     Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
     const int peer = g.pp_peers[static_cast<std::size_t>(t.peer_pp_rank)];
-    if (g.observed) count_message(g, topo_, peer, t.bytes);
+    if (runs_[static_cast<std::size_t>(gpu)].observed) count_message(g, topo_, peer, t.bytes);
     const auto size = static_cast<std::uint64_t>(t.bytes > 0 ? t.bytes : 0);
     if (size == 0) return deliver(gpu, stream);
     if (topo_.domain_of(peer) == topo_.domain_of(g.rank)) {
@@ -311,13 +337,12 @@ class EventCore {
   }
 
   void deliver(int gpu, int stream) {
-    Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
-    const StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[stream];
-    const Task& t = g.program->tasks[static_cast<std::size_t>((*r.ids)[r.k])];
-    const int to = index_of_[static_cast<std::size_t>(g.pp_peers[static_cast<std::size_t>(t.peer_pp_rank)])];
-    Gpu& receiver = gpus_[static_cast<std::size_t>(to)];
-    receiver.arrived[static_cast<std::size_t>(t.message.id)] = 1;
-    wake_ready(to, (*receiver.message_waiters)[static_cast<std::size_t>(t.message.id)]);
+    const GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
+    const Task& t = run.stage->program->tasks[static_cast<std::size_t>(run.stage->ids[stream][run.cursors[stream].k])];
+    const int to = index_of_[static_cast<std::size_t>(
+        gpus_[static_cast<std::size_t>(gpu)].pp_peers[static_cast<std::size_t>(t.peer_pp_rank)])];
+    gpus_[static_cast<std::size_t>(to)].arrived[static_cast<std::size_t>(t.message.id)] = 1;
+    wake_ready(to, (*runs_[static_cast<std::size_t>(to)].stage->message_waiters)[static_cast<std::size_t>(t.message.id)]);
     finish_task(gpu, stream);
   }
 
@@ -334,8 +359,10 @@ class EventCore {
     if (group.ranks.size() <= 1) return wake(gpu, stream, Next::finish_task, 0);
     PlannedCollective& plan = hooks_.planned(g, t, group);
     if (g.observed) count_traffic(g, t, plan);
-    if (!plan.full_part) plan.full_part = platform::full_member_part(p_, group, plan.load, g.rank);
-    r.part = &*plan.full_part;
+    if (!plan.full_part) std::tie(plan.full_part, plan.member_index) = parts_.get(group, plan.load, g.rank);
+    r.part = plan.full_part;
+    r.group = &group;
+    r.member_index = plan.member_index;
     r.leaving = false;
     r.sm_job = -1;
     const int sm_count = topo_.gpu_sm_count;
@@ -384,7 +411,7 @@ class EventCore {
         reschedule(gpu, run.port, EventKind::port_due);
         continue;
       }
-      const int to = index_of_[static_cast<std::size_t>(send.to_rank)];
+      const int to = index_of_[static_cast<std::size_t>(MemberParts::receiver(*r.group, r.member_index, send))];
       auto& posted = runs_[static_cast<std::size_t>(to)].receives_posted[stream][route_slot(send.route)];
       if (posted.empty()) {
         runs_[static_cast<std::size_t>(to)].sends_waiting[stream][route_slot(send.route)].push_back(
@@ -503,6 +530,7 @@ class EventCore {
   double now_ = 0;
   std::vector<std::uint64_t> done_;
   std::unordered_map<std::uint64_t, Barrier> barriers_;
+  MemberParts parts_{p_};
   std::vector<Transfer> transfers_;
   std::vector<int> free_transfers_;
   std::vector<int> ended_;

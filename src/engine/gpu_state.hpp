@@ -5,9 +5,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
-#include <deque>
-#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -19,11 +18,15 @@ namespace moesim::engine {
 
 // A collective as one GPU runs it: its plan and the SMs it holds meanwhile.
 struct PlannedCollective {
-  platform::TierLoad load;
+  // The event core's, made on first use: the member's part, its NIC sends' receivers counted
+  // from the member's own place in the group (to_rank: an offset, modulo the group's size), so
+  // that members whose parts are then the same share one copy (event_core.cpp).
+  const platform::FullMemberPart* full_part = nullptr;
+  int member_index = -1;  // the GPU's place in the group
   int sms = 0;
+  platform::TierLoad load;
   double copies_per_token = 0;   // EP exchanges
   double domains_per_token = 0;
-  std::optional<platform::FullMemberPart> full_part;  // the event core's, made on first use
 };
 
 // Of the `seconds` a compute task takes, those its kernels keep the GPU busy: its launch-bound
@@ -36,6 +39,73 @@ inline double kernel_seconds(const workload::Task& t, double seconds) {
 // What identifies a collective's plan on one GPU: (group role, kind, bytes, EP tokens, EP token
 // bytes, EP combine kernel, EP probabilities carried).
 using PlanKey = std::tuple<int, int, double, double, double, bool, bool>;
+
+// The few distinct collectives a GPU runs (ten or so), each planned once. Past a thousand GPUs
+// a GPU's state is out of the caches when its next collective starts, and every cache line a
+// lookup reads is a miss: a scan of the plans read four or five. Here a key's hash picks a slot
+// in a small table beside the vector's pointer, and the slot the plan, whose key sits in the
+// same line as its first fields: two lines in all. With routed-load imbalance every EP exchange
+// has a key of its own (thousands per GPU): the table then moves to a vector and grows.
+class alignas(64) GpuPlans {
+ public:
+  // The plan of `key`, or nullptr. A plan added later may move it: good until the next add().
+  PlannedCollective* find(const PlanKey& key) {
+    const std::uint64_t h = hash(key);
+    return large_.empty() ? probe(small_.data(), small_.size(), h, key) : probe(large_.data(), large_.size(), h, key);
+  }
+  PlannedCollective& add(const PlanKey& key, PlannedCollective plan) {
+    entries_.push_back(Entry{key, std::move(plan)});
+    const std::size_t n = entries_.size();
+    if (large_.empty() && 2 * n <= small_.size()) {
+      place(small_.data(), small_.size(), n - 1);
+    } else if (4 * n > large_.size()) {  // at most a quarter full, so probes stay short
+      large_.assign(std::bit_ceil(8 * n), -1);
+      for (std::size_t i = 0; i < n; ++i) place(large_.data(), large_.size(), i);
+    } else {
+      place(large_.data(), large_.size(), n - 1);
+    }
+    return entries_.back().plan;
+  }
+
+ private:
+  struct alignas(64) Entry {
+    PlanKey key;
+    PlannedCollective plan;
+  };
+  static std::uint64_t hash(const PlanKey& key) {
+    const auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+    std::uint64_t h = static_cast<std::uint64_t>(std::get<0>(key)) | static_cast<std::uint64_t>(std::get<1>(key)) << 8 |
+                      static_cast<std::uint64_t>(std::get<5>(key)) << 16 | static_cast<std::uint64_t>(std::get<6>(key)) << 17;
+    for (const double x : {std::get<2>(key), std::get<3>(key), std::get<4>(key)}) h = (h ^ bits(x)) * 0x9E3779B97F4A7C15ull;
+    return h;
+  }
+  // A table of `count` slots (a power of two, each an entry's index or -1): the hash's top bits.
+  static std::size_t first_slot(std::uint64_t h, std::size_t count) {
+    return static_cast<std::size_t>(h >> std::countl_zero(static_cast<std::uint64_t>(count - 1)));
+  }
+  template <class Slot>
+  PlannedCollective* probe(const Slot* slots, std::size_t count, std::uint64_t h, const PlanKey& key) {
+    for (std::size_t s = first_slot(h, count);; s = (s + 1) & (count - 1)) {
+      if (slots[s] < 0) return nullptr;
+      if (Entry& e = entries_[static_cast<std::size_t>(slots[s])]; e.key == key) return &e.plan;
+    }
+  }
+  template <class Slot>
+  void place(Slot* slots, std::size_t count, std::size_t index) {
+    std::size_t s = first_slot(hash(entries_[index].key), count);
+    while (slots[s] >= 0) s = (s + 1) & (count - 1);
+    slots[s] = static_cast<Slot>(index);
+  }
+
+  std::vector<Entry> entries_;
+  std::array<std::int8_t, 32> small_ = empty_small();  // up to 16 plans, beside entries_
+  std::vector<std::int32_t> large_;                     // beyond
+  static constexpr std::array<std::int8_t, 32> empty_small() {
+    std::array<std::int8_t, 32> a{};
+    a.fill(-1);
+    return a;
+  }
+};
 
 // A simulated GPU: its program, which of its tasks are done, which pipeline messages arrived.
 struct Gpu {
@@ -58,11 +128,7 @@ struct Gpu {
   bool observed = false;
   double kernel_work_s = 0;  // kernel_seconds of its compute tasks, summed as they run
   std::vector<TaskInterval> intervals;
-  // The few distinct collectives it runs, planned once: their keys side by side (a scan of a few
-  // cache lines, where a map's nodes are a chain of misses once the GPUs' state outgrows the
-  // caches), their plans where a running collective's pointer into one stays valid.
-  std::vector<PlanKey> plan_keys;
-  std::deque<PlannedCollective> plans;
+  GpuPlans plans;
   Traffic traffic;
 
   // Whether `t` is ready once `running` (the task before it on its stream; -1: none) is done.

@@ -306,6 +306,8 @@ class Simulation final : StepHooks {
         if (group.ranks.size() <= 1) return;
         const PlannedCollective& plan = plan_of(g, t, group);
         if (g.observed) count_traffic(g, t, plan);
+        // Its own copy: the GPU's other streams may plan meanwhile, which may move `plan`.
+        const platform::TierLoad load = plan.load;
         // A collective's kernels (NCCL's channels, a dispatcher's SMs) take their share of the
         // GPU while it communicates, so compute beside it slows by that fraction.
         sg4::ExecPtr sms;
@@ -314,7 +316,7 @@ class Simulation final : StepHooks {
           sms = sg4::this_actor::exec_init(1e30)->set_bound(std::min(1.0, static_cast<double>(plan.sms) / sm_count) *
                                                            host->get_speed());
         if (sms) sms->start();
-        platform::run_load(*platform_, group, plan.load, g.rank, tag);
+        platform::run_load(*platform_, group, load, g.rank, tag);
         if (sms) sms->cancel();
         return;
       }
@@ -360,8 +362,7 @@ class Simulation final : StepHooks {
     const double bytes = t.bytes * load, tokens = t.ep_tokens * load;
     const PlanKey key{static_cast<int>(t.group), static_cast<int>(t.collective), bytes, tokens,
                       t.ep_token_bytes, t.ep_combine_kernel, workload::ep_carries_probabilities(t.activity)};
-    for (std::size_t i = 0; i < g.plan_keys.size(); ++i)
-      if (g.plan_keys[i] == key) return g.plans[i];
+    if (PlannedCollective* known = g.plans.find(key)) return *known;
     PlannedCollective p;
     const platform::Topology& topo = platform_->topology();
     if (ep) {
@@ -382,8 +383,7 @@ class Simulation final : StepHooks {
       p.load = c.load;
       p.sms = c.channels;
     }
-    g.plan_keys.push_back(key);
-    return g.plans.emplace_back(std::move(p));
+    return g.plans.add(key, std::move(p));
   }
 
   const Scenario& s_;

@@ -14,14 +14,14 @@ constexpr double kDoneWithin_s = 1e-12;
 int SharedRate::add(double now_s, double amount, double bound, std::uint64_t owner) {
   advance(now_s);
   int handle;
-  if (!free_.empty()) {
-    handle = free_.back();
-    free_.pop_back();
+  if (free_head_ >= 0) {
+    handle = free_head_;
+    free_head_ = job(handle).next_free;
   } else {
-    handle = static_cast<int>(jobs_.size());
-    jobs_.emplace_back();
+    handle = slots_++;
+    if (handle >= kInlineJobs) more_.emplace_back();
   }
-  jobs_[static_cast<std::size_t>(handle)] = Job{amount, std::min(bound, capacity_), 0, owner, true};
+  job(handle) = Job{amount, std::min(bound, capacity_), 0, owner, true, -1};
   ++active_;
   reshare();
   return handle;
@@ -29,24 +29,20 @@ int SharedRate::add(double now_s, double amount, double bound, std::uint64_t own
 
 void SharedRate::remove(double now_s, int handle) {
   advance(now_s);
-  Job& job = jobs_[static_cast<std::size_t>(handle)];
-  if (!job.live) return;
-  job.live = false;
-  --active_;
-  free_.push_back(handle);
+  Job& j = job(handle);
+  if (!j.live) return;
+  release(handle);
   reshare();
 }
 
 void SharedRate::take_finished(double now_s, std::vector<std::uint64_t>& done) {
   advance(now_s);
   bool any = false;
-  for (std::size_t i = 0; i < jobs_.size(); ++i) {
-    Job& job = jobs_[i];
-    if (!job.live || job.rate <= 0 || job.remaining > job.rate * kDoneWithin_s) continue;
-    job.live = false;
-    --active_;
-    free_.push_back(static_cast<int>(i));
-    done.push_back(job.owner);
+  for (int i = 0; i < slots_; ++i) {
+    const Job& j = job(i);
+    if (!j.live || j.rate <= 0 || j.remaining > j.rate * kDoneWithin_s) continue;
+    done.push_back(j.owner);
+    release(i);
     any = true;
   }
   if (any) reshare();
@@ -56,8 +52,18 @@ void SharedRate::advance(double now_s) {
   const double elapsed = now_s - updated_s_;
   updated_s_ = now_s;
   if (elapsed <= 0) return;
-  for (Job& job : jobs_)
-    if (job.live && job.remaining != kUnbounded) job.remaining = std::max(0.0, job.remaining - job.rate * elapsed);
+  for (int i = 0; i < slots_; ++i) {
+    Job& j = job(i);
+    if (j.live && j.remaining != kUnbounded) j.remaining = std::max(0.0, j.remaining - j.rate * elapsed);
+  }
+}
+
+void SharedRate::release(int slot) {
+  Job& j = job(slot);
+  j.live = false;
+  j.next_free = free_head_;
+  free_head_ = slot;
+  --active_;
 }
 
 // Water-filling: the jobs in increasing bound each take min(bound, an equal share of what is
@@ -72,20 +78,19 @@ void SharedRate::reshare() {
     order = large.data();
   }
   int n = 0;
-  for (std::size_t i = 0; i < jobs_.size(); ++i)
-    if (jobs_[i].live) order[n++] = static_cast<int>(i);
+  for (int i = 0; i < slots_; ++i)
+    if (job(i).live) order[n++] = i;
   std::sort(order, order + n, [&](int a, int b) {
-    const double ba = jobs_[static_cast<std::size_t>(a)].bound, bb = jobs_[static_cast<std::size_t>(b)].bound;
+    const double ba = job(a).bound, bb = job(b).bound;
     return ba != bb ? ba < bb : a < b;
   });
   double left = capacity_;
   next_finish_s_ = kUnbounded;
   for (int k = 0; k < n; ++k) {
-    Job& job = jobs_[static_cast<std::size_t>(order[k])];
-    job.rate = std::min(job.bound, left / (n - k));
-    left -= job.rate;
-    if (job.remaining != kUnbounded && job.rate > 0)
-      next_finish_s_ = std::min(next_finish_s_, updated_s_ + job.remaining / job.rate);
+    Job& j = job(order[k]);
+    j.rate = std::min(j.bound, left / (n - k));
+    left -= j.rate;
+    if (j.remaining != kUnbounded && j.rate > 0) next_finish_s_ = std::min(next_finish_s_, updated_s_ + j.remaining / j.rate);
   }
 }
 

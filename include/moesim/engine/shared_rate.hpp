@@ -4,6 +4,7 @@
 // bounded job leaves goes to the others (water-filling). This is what SimGrid's CPU model gives a
 // single-core host, computed in O(jobs) on a few jobs instead of through SimGrid's solver: no
 // other GPU's activity can change these shares, so nothing outside the GPU needs to know.
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -26,7 +27,7 @@ class SharedRate {
   // Advances to `now_s` and moves the owners of the jobs done by then into `done`.
   void take_finished(double now_s, std::vector<std::uint64_t>& done);
 
-  double rate_of(int handle) const { return jobs_[static_cast<std::size_t>(handle)].rate; }
+  double rate_of(int handle) const { return job(handle).rate; }
   int active() const { return active_; }
   // Bumped whenever the shares change: an event scheduled at next_finish_s() under an older
   // version is stale.
@@ -39,17 +40,27 @@ class SharedRate {
     double rate = 0;
     std::uint64_t owner = 0;
     bool live = false;
+    int next_free = -1;  // a free slot: the slot freed before it
   };
+  // A GPU's resource holds a few jobs at a time: the first slots live inside it, beside its
+  // other fields, so that its owner's state (out of the caches past a thousand GPUs) costs no
+  // separate miss for them; the rest, rarely, in a vector.
+  static constexpr int kInlineJobs = 4;
+  Job& job(int slot) { return slot < kInlineJobs ? inline_[static_cast<std::size_t>(slot)] : more_[static_cast<std::size_t>(slot - kInlineJobs)]; }
+  const Job& job(int slot) const { return slot < kInlineJobs ? inline_[static_cast<std::size_t>(slot)] : more_[static_cast<std::size_t>(slot - kInlineJobs)]; }
   void advance(double now_s);
+  void release(int slot);  // frees a live job's slot
   void reshare();
 
   double capacity_;
   double updated_s_ = 0;
   double next_finish_s_ = kUnbounded;
-  std::vector<Job> jobs_;
-  std::vector<int> free_;
+  int slots_ = 0;       // slots ever used: inline ones first, then more_'s
+  int free_head_ = -1;  // the last slot freed (a slot is reused last freed, first reused)
   int active_ = 0;
   std::uint64_t version_ = 0;
+  std::array<Job, kInlineJobs> inline_{};
+  std::vector<Job> more_;
 };
 
 }  // namespace moesim::engine

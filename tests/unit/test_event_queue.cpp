@@ -1,0 +1,63 @@
+// The full fidelity's event queue (include/moesim/engine/event_queue.hpp) against a sorted set:
+// whatever its buckets do, it must hand events out in (date, sequence) order, the order the
+// engine's results depend on.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "moesim/engine/event_queue.hpp"
+
+using moesim::engine::EventKind;
+using moesim::engine::EventQueue;
+
+TEST_CASE("The event queue hands events out in (date, sequence) order", "[engine][event-queue]") {
+  // A run's pattern: many events due at once, many sharing a later date (a barrier's members
+  // woken after one latency), dates a few ulps apart, and events scheduled after a look at the
+  // earliest one but before it (a transfer that ends first wakes a stream after a latency).
+  std::mt19937_64 rng(7);
+  EventQueue queue;
+  std::set<std::pair<double, std::uint64_t>> expected;  // (date, the order it was scheduled)
+  std::uint64_t scheduled = 0;
+  double now = 0;
+  const double shared_dates[] = {1e-6, 2.5e-6, 1e-3, 0.125};
+  auto schedule = [&](double t) {
+    queue.push(t, now, EventKind::wake, 0, scheduled);
+    expected.emplace(t, scheduled++);
+  };
+  for (int i = 0; i < 200; ++i) schedule(std::uniform_real_distribution<double>(0, 1)(rng));
+  std::size_t taken = 0;
+  while (!queue.empty()) {
+    REQUIRE(!expected.empty());
+    const double earliest = queue.top().t;
+    REQUIRE(earliest == expected.begin()->first);
+    if (rng() % 4 == 0 && earliest > now) schedule(now + (earliest - now) / 2);  // before the one looked at
+    const auto e = queue.pop();
+    REQUIRE(std::make_pair(e.t, static_cast<std::uint64_t>(e.value)) == *expected.begin());
+    expected.erase(expected.begin());
+    now = e.t;
+    ++taken;
+    if (scheduled > 60000) continue;
+    switch (rng() % 5) {
+      case 0: schedule(now); schedule(now); break;                        // due at once
+      case 1: schedule(now + shared_dates[rng() % 4]); break;             // a shared later date
+      case 2: schedule(std::nextafter(now + 1e-3, 1.0)); break;           // an ulp past another
+      case 3: schedule(now + std::uniform_real_distribution<double>(0, 0.01)(rng)); break;
+      default: break;
+    }
+  }
+  CHECK(expected.empty());
+  CHECK(taken == scheduled);
+  CHECK(taken > 50000);
+}
+
+TEST_CASE("The event queue refuses an event before the last date taken out", "[engine][event-queue]") {
+  EventQueue queue;
+  queue.push(2.0, 0, EventKind::wake, 0, 0);
+  queue.push(3.0, 0, EventKind::wake, 0, 1);
+  CHECK(queue.pop().t == 2.0);
+  CHECK_THROWS_AS(queue.push(1.0, 0, EventKind::wake, 0, 2), std::logic_error);
+}
