@@ -128,7 +128,7 @@ struct Gpu {
   bool observed = false;
   double kernel_work_s = 0;  // kernel_seconds of its compute tasks, summed as they run
   std::vector<TaskInterval> intervals;
-  GpuPlans plans;
+  GpuPlans plans;  // the collectives it runs, each planned once
   Traffic traffic;
 
   // Whether `t` is ready once `running` (the task before it on its stream; -1: none) is done.
