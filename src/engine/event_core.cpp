@@ -4,9 +4,9 @@
 
 #include <limits>
 #include <map>
-#include <tuple>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "moesim/engine/shared_rate.hpp"

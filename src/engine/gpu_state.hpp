@@ -19,7 +19,7 @@ namespace moesim::engine {
 // A collective as one GPU runs it: its plan and the SMs it holds meanwhile.
 struct PlannedCollective {
   // The event core's, made on first use: the member's part, its NIC sends' receivers counted
-  // from the member's own place in the group (to_rank: an offset, modulo the group's size), so
+  // from the member's own place in the group (to_member: an offset, modulo the group's size), so
   // that members whose parts are then the same share one copy (event_core.cpp).
   const platform::FullMemberPart* full_part = nullptr;
   int member_index = -1;  // the GPU's place in the group

@@ -21,16 +21,15 @@ class MemberParts {
  public:
   explicit MemberParts(const platform::Platform& p) : p_(p) {}
 
-  // Member `rank`'s part of a collective of `load` on `group`, its NIC sends' to_rank an offset
-  // from the member's place; and that place (group.ranks[place] == rank). Throws
-  // std::logic_error if rank or a receiver is not in the group.
+  // Member `rank`'s part of a collective of `load` on `group`, its NIC sends' to_member an offset
+  // from the member's place (to_rank dropped); and that place (group.ranks[place] == rank).
   std::pair<const platform::FullMemberPart*, int> get(const platform::Group& group, const platform::TierLoad& load,
                                                       int rank);
 
   // The rank a send of the member at `place` goes to.
   static int receiver(const platform::Group& group, int place, const platform::FullTransfer& send) {
     const auto size = group.ranks.size();
-    return group.ranks[(static_cast<std::size_t>(place) + static_cast<std::size_t>(send.to_rank)) % size];
+    return group.ranks[(static_cast<std::size_t>(place) + static_cast<std::size_t>(send.to_member)) % size];
   }
 
   std::size_t size() const { return parts_.size(); }

@@ -234,6 +234,7 @@ FullMemberPart member_part(const Platform& p, const GroupLayout& l, const TierLo
   const auto mi = static_cast<std::size_t>(l.member(self));
   const TierSpecs specs = tier_specs(t, l, false, load);
   FullMemberPart part;
+  part.member = static_cast<int>(mi);
   part.sequential = specs.sequential;
   part.library_latency_s = specs.library_latency_s;
   for (const TierSpec& spec : specs.tiers) {
@@ -245,13 +246,13 @@ FullMemberPart member_part(const Platform& p, const GroupLayout& l, const TierLo
         tier.extra_latency_s += t.nvlink_latency_s;
         // SimGrid 3.32 never completes a 0-byte activity under wait_any: the latency alone.
         const std::uint64_t size = to_bytes(f.bytes);
-        if (size > 0) tier.sends.push_back({Route::nvlink, -1, static_cast<double>(size), f.rate_cap});
+        if (size > 0) tier.sends.push_back({Route::nvlink, -1, -1, static_cast<double>(size), f.rate_cap});
         continue;
       }
       const int peer = f.route == Route::leaf ? l.leaf_peer[mi] : l.spine_peer[mi];
       if (peer < 0) continue;  // a zero-byte flow of a tier this member does not use
-      tier.sends.push_back({f.route, l.ranks[static_cast<std::size_t>(peer)], static_cast<double>(to_bytes(f.bytes)),
-                            f.rate_cap});
+      tier.sends.push_back({f.route, l.ranks[static_cast<std::size_t>(peer)], peer,
+                            static_cast<double>(to_bytes(f.bytes)), f.rate_cap});
       (f.route == Route::leaf ? tier.incoming_leaf : tier.incoming_spine) +=
           f.route == Route::leaf ? l.leaf_in_count[mi] : l.spine_in_count[mi];
     }

@@ -116,6 +116,7 @@ enum class FullRoute { nvlink = 0, leaf = 1, spine = 2 };
 struct FullTransfer {
   FullRoute route = FullRoute::nvlink;
   int to_rank = -1;      // NIC routes: the receiving member's rank
+  int to_member = -1;    // NIC routes: the receiving member's place in the group
   double bytes = 0;      // rounded to whole bytes, as SimGrid moves them
   double rate_cap = 0;   // bytes/s; 0: none
 };
@@ -126,6 +127,7 @@ struct FullTier {
   double extra_latency_s = 0;
 };
 struct FullMemberPart {
+  int member = -1;  // the member's place in the group (g.ranks[member] == self)
   std::vector<FullTier> tiers;
   bool sequential = false;
   double library_latency_s = 0;
