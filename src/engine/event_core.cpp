@@ -9,8 +9,8 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "moesim/engine/shared_rate.hpp"
 #include "moesim/engine/event_queue.hpp"
+#include "gpu_run.hpp"
 #include "member_parts.hpp"
 #include "nic_transfers.hpp"
 
@@ -18,6 +18,7 @@ namespace moesim::engine {
 
 namespace {
 
+using namespace event_core;
 namespace sg4 = simgrid::s4u;
 using platform::FullRoute;
 using platform::FullTransfer;
@@ -30,75 +31,7 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 constexpr int kOwnerCompute = 250;  // a compute task
 constexpr int kOwnerSmHold = 251;   // a collective's SMs, held until it ends
 constexpr int kOwnerPipeline = 252; // a pipeline message over the NVLink port
-std::uint64_t owner(int stream, int what) { return static_cast<std::uint64_t>(stream) * 256 + static_cast<std::uint64_t>(what); }
-
-// What a stream does when its pending wake-up comes.
-enum class Next : std::uint8_t { start_task, finish_task, deliver_message, tier_latency_done, part_done, barrier_released };
-
-struct TierRun {
-  int pending = 0;  // its transfers and receives not yet done
-  double done_at_s = 0;
-  bool complete = false;
-};
-
-// Where a stream stands, in 8 bytes: a GPU's seven share one cache line with its stage's
-// tables, so that a wake-up and a readiness check (which reads the other streams' positions)
-// touch one line of the GPU's state. Past a thousand GPUs that state is out of the caches by the
-// time the GPU's next event comes, and each line it touches is a miss.
-struct StreamCursor {
-  std::uint32_t k = 0;   // its current task: stage->ids[stream][k]
-  bool waiting = false;  // idle until that task is ready
-  Next next = Next::start_task;
-};
-static_assert(sizeof(StreamCursor) == 8);
-
-// What a stream runs beyond its position: the current task's start, and the collective.
-struct StreamRun {
-  double start_s = 0;  // observed GPUs only
-  // The collective it runs: its part, its tiers, where it stands, the SMs it holds.
-  const platform::FullMemberPart* part = nullptr;
-  std::vector<TierRun> tiers;
-  std::size_t tier = 0;
-  bool leaving = false;  // past its part, at the closing barrier
-  int sm_job = -1;
-  std::uint64_t barrier = 0;
-  int group_size = 0;
-  const platform::Group* group = nullptr;
-  int member_index = 0;  // the GPU's place in the group, from which the part's receivers count
-};
-
-// A send posted to a peer that has not yet posted the receive it matches (FIFO, as a mailbox).
-struct PendingSend {
-  int gpu;
-  int tier;
-  double bytes;
-  double rate_cap;
-};
-
-// A stage program's tasks by stream, and where each task stands on its stream: a task is done
-// once its stream has moved past it, so readiness reads the GPU's few stream counters instead of
-// a flag per task (kilobytes per GPU, cold by the time the GPU's next event comes).
-struct StageTasks {
-  const workload::RankProgram* program = nullptr;
-  const std::vector<std::uint8_t>* dependents = nullptr;       // per task: streams to wake
-  const std::vector<std::uint8_t>* message_waiters = nullptr;  // per message: streams to wake
-  std::array<std::vector<int>, workload::kStreams> ids;
-  std::vector<std::pair<std::uint8_t, std::uint32_t>> place;  // by task: (stream, index on it)
-};
-
-struct alignas(64) GpuRun {
-  const StageTasks* stage = nullptr;
-  std::array<StreamCursor, workload::kStreams> cursors;  // with `stage`, the GPU's first cache line
-  bool observed = false;
-  SharedRate sms{1.0};  // in seconds of the GPU's full speed
-  SharedRate port{1.0};
-  std::array<StreamRun, workload::kStreams> streams;
-  // Per stream and NIC route (leaf, spine): sends waiting for a receive, and receives posted
-  // (the tier each belongs to) waiting for a send; first in, first matched. A few at most, so
-  // vectors (a deque allocates on construction, for 28 queues per GPU).
-  std::array<std::array<std::vector<PendingSend>, 2>, workload::kStreams> sends_waiting;
-  std::array<std::array<std::vector<int>, 2>, workload::kStreams> receives_posted;
-};
+std::uint32_t owner(int stream, int what) { return static_cast<std::uint32_t>(stream * 256 + what); }
 
 // A NIC transfer in flight: a collective's bytes between two members' tiers, or a pipeline
 // message.
@@ -121,7 +54,7 @@ class EventCore {
       auto it = stage_tasks_.find(gpus_[i].program);
       if (it == stage_tasks_.end()) it = stage_tasks_.emplace(gpus_[i].program, stage_tasks(gpus_[i])).first;
       runs_[i].stage = &it->second;
-      runs_[i].observed = gpus_[i].observed;
+      for (StreamCursor& c : runs_[i].cursors) c.observed = gpus_[i].observed;
     }
   }
 
@@ -220,7 +153,7 @@ class EventCore {
     done_.clear();
     rate.take_finished(now_, done_);
     reschedule(gpu, rate, kind);
-    for (std::uint64_t o : done_) {
+    for (std::uint32_t o : done_) {
       const int stream = static_cast<int>(o / 256), what = static_cast<int>(o % 256);
       if (what == kOwnerCompute) finish_task(gpu, stream);
       else if (what == kOwnerPipeline) wake(gpu, stream, Next::deliver_message, topo_.nvlink_latency_s);
@@ -260,7 +193,7 @@ class EventCore {
       return;
     }
     c.waiting = false;
-    if (run.observed) run.streams[stream].start_s = now_;
+    if (c.observed) run.streams[stream].start_s = now_;
     execute(gpu, stream, id, t);
   }
 
@@ -269,7 +202,7 @@ class EventCore {
     StreamCursor& c = run.cursors[stream];
     const std::vector<int>& ids = run.stage->ids[stream];
     const int id = ids[c.k];
-    if (run.observed) gpus_[static_cast<std::size_t>(gpu)].intervals.push_back({id, run.streams[stream].start_s, now_});
+    if (c.observed) gpus_[static_cast<std::size_t>(gpu)].intervals.push_back({id, run.streams[stream].start_s, now_});
     hooks_.task_finished();
     ++c.k;
     wake_ready(gpu, (*run.stage->dependents)[static_cast<std::size_t>(id)]);
@@ -323,7 +256,7 @@ class EventCore {
   void send_message(int gpu, int stream, const Task& t) {
     Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
     const int peer = g.pp_peers[static_cast<std::size_t>(t.peer_pp_rank)];
-    if (runs_[static_cast<std::size_t>(gpu)].observed) count_message(g, topo_, peer, t.bytes);
+    if (runs_[static_cast<std::size_t>(gpu)].cursors[stream].observed) count_message(g, topo_, peer, t.bytes);
     const auto size = static_cast<std::uint64_t>(t.bytes > 0 ? t.bytes : 0);
     if (size == 0) return deliver(gpu, stream);
     if (topo_.domain_of(peer) == topo_.domain_of(g.rank)) {
@@ -528,7 +461,7 @@ class EventCore {
   std::map<const workload::RankProgram*, StageTasks> stage_tasks_;
   EventQueue events_;
   double now_ = 0;
-  std::vector<std::uint64_t> done_;
+  std::vector<std::uint32_t> done_;
   std::unordered_map<std::uint64_t, Barrier> barriers_;
   MemberParts parts_{p_};
   std::vector<Transfer> transfers_;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <limits>
+#include <stdexcept>
 
 namespace moesim::engine {
 
@@ -11,20 +14,29 @@ namespace {
 constexpr double kDoneWithin_s = 1e-12;
 }  // namespace
 
-int SharedRate::add(double now_s, double amount, double bound, std::uint64_t owner) {
+int SharedRate::add(double now_s, double amount, double bound, std::uint32_t owner) {
+  static_assert(offsetof(SharedRate, inline_) + sizeof(Job) <= 64, "the fields and the first job in one cache line");
   advance(now_s);
   int handle;
   if (free_head_ >= 0) {
     handle = free_head_;
     free_head_ = job(handle).next_free;
   } else {
+    if (slots_ == std::numeric_limits<std::int16_t>::max())
+      throw std::length_error("SharedRate: more than 32,767 jobs at once on one resource");
     handle = slots_++;
     if (handle >= kInlineJobs) more_.emplace_back();
   }
-  job(handle) = Job{amount, std::min(bound, capacity_), 0, owner, true, -1};
-  ++active_;
+  job(handle) = Job{.remaining = amount, .bound = std::min(bound, capacity_), .rate = 0, .owner = owner, .next_free = -1,
+                    .live = true};
   reshare();
   return handle;
+}
+
+int SharedRate::active() const {
+  int n = 0;
+  for (int i = 0; i < slots_; ++i) n += job(i).live ? 1 : 0;
+  return n;
 }
 
 void SharedRate::remove(double now_s, int handle) {
@@ -35,7 +47,7 @@ void SharedRate::remove(double now_s, int handle) {
   reshare();
 }
 
-void SharedRate::take_finished(double now_s, std::vector<std::uint64_t>& done) {
+void SharedRate::take_finished(double now_s, std::vector<std::uint32_t>& done) {
   advance(now_s);
   bool any = false;
   for (int i = 0; i < slots_; ++i) {
@@ -62,8 +74,7 @@ void SharedRate::release(int slot) {
   Job& j = job(slot);
   j.live = false;
   j.next_free = free_head_;
-  free_head_ = slot;
-  --active_;
+  free_head_ = static_cast<std::int16_t>(slot);
 }
 
 // Water-filling: the jobs in increasing bound each take min(bound, an equal share of what is
@@ -73,8 +84,8 @@ void SharedRate::reshare() {
   std::array<int, 16> small{};
   std::vector<int> large;
   int* order = small.data();
-  if (active_ > static_cast<int>(small.size())) {
-    large.resize(static_cast<std::size_t>(active_));
+  if (slots_ > static_cast<int>(small.size())) {
+    large.resize(static_cast<std::size_t>(slots_));
     order = large.data();
   }
   int n = 0;

@@ -12,8 +12,8 @@ using moesim::engine::SharedRate;
 
 namespace {
 // Runs `rate` to its next finish and returns the owners done there.
-std::vector<std::uint64_t> next_done(SharedRate& rate, double& now) {
-  std::vector<std::uint64_t> done;
+std::vector<std::uint32_t> next_done(SharedRate& rate, double& now) {
+  std::vector<std::uint32_t> done;
   now = rate.next_finish_s();
   rate.take_finished(now, done);
   return done;
@@ -25,7 +25,7 @@ TEST_CASE("one job runs at the whole capacity", "[engine][shared-rate]") {
   port.add(1.0, 200e9, SharedRate::kUnbounded, 7);
   CHECK(port.next_finish_s() == Approx(1.5));
   double now = 0;
-  CHECK(next_done(port, now) == std::vector<std::uint64_t>{7});
+  CHECK(next_done(port, now) == std::vector<std::uint32_t>{7});
   CHECK(port.active() == 0);
   CHECK(port.next_finish_s() == SharedRate::kUnbounded);
 }
@@ -37,10 +37,10 @@ TEST_CASE("equal jobs share equally and the survivor speeds up", "[engine][share
   CHECK(sms.rate_of(a) == Approx(0.5));
   CHECK(sms.rate_of(b) == Approx(0.5));
   double now = 0;
-  CHECK(next_done(sms, now) == std::vector<std::uint64_t>{1});
+  CHECK(next_done(sms, now) == std::vector<std::uint32_t>{1});
   CHECK(now == Approx(2.0));
   // b did 1 of its 3 in 2 s; the other 2 at the full rate.
-  CHECK(next_done(sms, now) == std::vector<std::uint64_t>{2});
+  CHECK(next_done(sms, now) == std::vector<std::uint32_t>{2});
   CHECK(now == Approx(4.0));
 }
 
@@ -69,7 +69,7 @@ TEST_CASE("removing a held job speeds up the rest from that moment", "[engine][s
   CHECK(sms.version() != before);
   CHECK(sms.next_finish_s() == Approx(1.5));
   double now = 0;
-  CHECK(next_done(sms, now) == std::vector<std::uint64_t>{1});
+  CHECK(next_done(sms, now) == std::vector<std::uint32_t>{1});
   // An infinite job never finishes on its own.
   SharedRate alone(1.0);
   alone.add(0, SharedRate::kUnbounded, 0.5, 9);

@@ -1,0 +1,85 @@
+#pragma once
+// A GPU's state while the event core (event_core.hpp) runs its step: where each stream stands,
+// the collective it runs, the GPU's own shared resources (SMs, NVLink port), and the sends and
+// receives waiting for their match. Laid out for the caches: past a thousand GPUs this state is
+// cold by the time a GPU's next event comes, and each cache line an event touches is a miss.
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "moesim/engine/shared_rate.hpp"
+#include "moesim/platform/collective.hpp"
+#include "moesim/workload/program.hpp"
+
+namespace moesim::engine::event_core {
+
+// What a stream does when its pending wake-up comes.
+enum class Next : std::uint8_t { start_task, finish_task, deliver_message, tier_latency_done, part_done, barrier_released };
+
+struct TierRun {
+  int pending = 0;  // its transfers and receives not yet done
+  double done_at_s = 0;
+  bool complete = false;
+};
+
+// Where a stream stands, in 8 bytes: a GPU's seven share one cache line with its stage's
+// tables, so that a wake-up and a readiness check (which reads the other streams' positions)
+// touch one line of the GPU's state. Past a thousand GPUs that state is out of the caches by the
+// time the GPU's next event comes, and each line it touches is a miss.
+struct StreamCursor {
+  std::uint32_t k = 0;   // its current task: stage->ids[stream][k]
+  bool waiting = false;  // idle until that task is ready
+  Next next = Next::start_task;
+  bool observed = false;  // the GPU's (Gpu::observed), read by a task's start and end from here
+};
+static_assert(sizeof(StreamCursor) == 8);
+
+// What a stream runs beyond its position: the current task's start, and the collective.
+struct StreamRun {
+  double start_s = 0;  // observed GPUs only
+  // The collective it runs: its part, its tiers, where it stands, the SMs it holds.
+  const platform::FullMemberPart* part = nullptr;
+  std::vector<TierRun> tiers;
+  std::size_t tier = 0;
+  bool leaving = false;  // past its part, at the closing barrier
+  int sm_job = -1;
+  std::uint64_t barrier = 0;
+  int group_size = 0;
+  const platform::Group* group = nullptr;
+  int member_index = 0;  // the GPU's place in the group, from which the part's receivers count
+};
+
+// A send posted to a peer that has not yet posted the receive it matches (FIFO, as a mailbox).
+struct PendingSend {
+  int gpu;
+  int tier;
+  double bytes;
+  double rate_cap;
+};
+
+// A stage program's tasks by stream, and where each task stands on its stream: a task is done
+// once its stream has moved past it, so readiness reads the GPU's few stream counters instead of
+// a flag per task (kilobytes per GPU, cold by the time the GPU's next event comes).
+struct StageTasks {
+  const workload::RankProgram* program = nullptr;
+  const std::vector<std::uint8_t>* dependents = nullptr;       // per task: streams to wake
+  const std::vector<std::uint8_t>* message_waiters = nullptr;  // per message: streams to wake
+  std::array<std::vector<int>, workload::kStreams> ids;
+  std::vector<std::pair<std::uint8_t, std::uint32_t>> place;  // by task: (stream, index on it)
+};
+
+struct alignas(64) GpuRun {
+  const StageTasks* stage = nullptr;
+  std::array<StreamCursor, workload::kStreams> cursors;  // with `stage`, the GPU's first cache line
+  SharedRate sms{1.0};  // in seconds of the GPU's full speed; its fields and first job in the GPU's second line
+  SharedRate port{1.0};
+  std::array<StreamRun, workload::kStreams> streams;
+  // Per stream and NIC route (leaf, spine): sends waiting for a receive, and receives posted
+  // (the tier each belongs to) waiting for a send; first in, first matched. A few at most, so
+  // vectors (a deque allocates on construction, for 28 queues per GPU).
+  std::array<std::array<std::vector<PendingSend>, 2>, workload::kStreams> sends_waiting;
+  std::array<std::array<std::vector<int>, 2>, workload::kStreams> receives_posted;
+};
+
+}  // namespace moesim::engine::event_core
