@@ -256,7 +256,7 @@ class EventCore {
   void send_message(int gpu, int stream, const Task& t) {
     Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
     const int peer = g.pp_peers[static_cast<std::size_t>(t.peer_pp_rank)];
-    if (runs_[static_cast<std::size_t>(gpu)].cursors[stream].observed) count_message(g, topo_, peer, t.bytes);
+    if (g.observed) count_message(g, topo_, peer, t.bytes);
     const auto size = static_cast<std::uint64_t>(t.bytes > 0 ? t.bytes : 0);
     if (size == 0) return deliver(gpu, stream);
     if (topo_.domain_of(peer) == topo_.domain_of(g.rank)) {

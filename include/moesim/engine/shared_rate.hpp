@@ -66,6 +66,5 @@ class alignas(64) SharedRate {
   std::array<Job, kInlineJobs> inline_{};
   std::vector<Job> more_;
 };
-static_assert(sizeof(SharedRate) <= 4 * 64, "SharedRate: its fields and first job in one line");
 
 }  // namespace moesim::engine
