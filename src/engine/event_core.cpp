@@ -55,7 +55,13 @@ class EventCore {
       if (it == stage_tasks_.end()) it = stage_tasks_.emplace(gpus_[i].program, stage_tasks(gpus_[i])).first;
       runs_[i].stage = &it->second;
       for (StreamCursor& c : runs_[i].cursors) c.observed = gpus_[i].observed;
+      plan_slots_ = std::max(plan_slots_, runs_[i].stage->plan_slots);
+      // A barrier's name (StreamRun::barrier) holds (rank, stream, group role) in 32 bits.
+      if ((static_cast<std::uint64_t>(gpus_[i].rank) + 1) * workload::kStreams * workload::kGroupRoles > UINT32_MAX)
+        throw std::logic_error("more GPUs than the event core's barrier names can tell apart");
     }
+    // Under routed-load imbalance each EP exchange of a GPU has bytes of its own: planned each time.
+    if (hooks_.plans_reusable()) run_plans_.resize(gpus_.size() * plan_slots_);
   }
 
   EventCore(const EventCore&) = delete;
@@ -64,11 +70,17 @@ class EventCore {
   static StageTasks stage_tasks(const Gpu& g) {
     const workload::RankProgram& program = *g.program;
     StageTasks st{.program = &program, .dependents = g.dependents, .message_waiters = g.message_waiters,
-                  .ids = tasks_by_stream(program), .place = {}};
+                  .ids = tasks_by_stream(program), .place = {}, .plan_slot = {}, .plan_slots = 0};
     st.place.resize(program.tasks.size());
     for (int s = 0; s < workload::kStreams; ++s)
       for (std::size_t k = 0; k < st.ids[s].size(); ++k)
         st.place[static_cast<std::size_t>(st.ids[s][k])] = {static_cast<std::uint8_t>(s), static_cast<std::uint32_t>(k)};
+    std::map<PlanKey, std::uint32_t> slot_of;
+    st.plan_slot.resize(program.tasks.size());
+    for (std::size_t id = 0; id < program.tasks.size(); ++id)
+      if (const Task& t = program.tasks[id]; t.kind == TaskKind::collective)
+        st.plan_slot[id] = slot_of.try_emplace(plan_key(t, 1.0), static_cast<std::uint32_t>(slot_of.size())).first->second;
+    st.plan_slots = static_cast<std::uint32_t>(slot_of.size());
     return st;
   }
 
@@ -170,7 +182,7 @@ class EventCore {
       case Next::finish_task: finish_task(gpu, stream); return;
       case Next::deliver_message: deliver(gpu, stream); return;
       case Next::tier_latency_done:
-        if (r.tier + 1 < r.part->tiers.size()) start_tier(gpu, stream, r.tier + 1);
+        if (r.tier + 1u < r.part->tiers.size()) start_tier(gpu, stream, r.tier + 1u);
         else leave_part(gpu, stream);
         return;
       case Next::part_done: leave_part(gpu, stream); return;
@@ -193,7 +205,7 @@ class EventCore {
       return;
     }
     c.waiting = false;
-    if (c.observed) run.streams[stream].start_s = now_;
+    if (c.observed) gpus_[static_cast<std::size_t>(gpu)].task_start_s[static_cast<std::size_t>(stream)] = now_;
     execute(gpu, stream, id, t);
   }
 
@@ -202,7 +214,10 @@ class EventCore {
     StreamCursor& c = run.cursors[stream];
     const std::vector<int>& ids = run.stage->ids[stream];
     const int id = ids[c.k];
-    if (c.observed) gpus_[static_cast<std::size_t>(gpu)].intervals.push_back({id, run.streams[stream].start_s, now_});
+    if (c.observed) {
+      Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
+      g.intervals.push_back({id, g.task_start_s[static_cast<std::size_t>(stream)], now_});
+    }
     hooks_.task_finished();
     ++c.k;
     wake_ready(gpu, (*run.stage->dependents)[static_cast<std::size_t>(id)]);
@@ -246,7 +261,7 @@ class EventCore {
         // The copy engines move it over the GPU's own host link, beside the SMs.
         return wake(gpu, stream, Next::finish_task, std::max(0.0, t.seconds));
       case TaskKind::pp_send: return send_message(gpu, stream, t);
-      case TaskKind::collective: return start_collective(gpu, stream, t);
+      case TaskKind::collective: return start_collective(gpu, stream, id, t);
     }
   }
 
@@ -284,31 +299,55 @@ class EventCore {
   // arrive, runs its part, and waits again for the last to finish (a member's data is complete
   // only when every member's has arrived; NVLink bytes leave through each member's port with
   // nobody receiving them).
-  void start_collective(int gpu, int stream, const Task& t) {
-    Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
+  void start_collective(int gpu, int stream, int id, const Task& t) {
     GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
+    const RunPlan plan = run_plan(gpu, stream, id, t);
+    if (plan.group_size <= 1) return wake(gpu, stream, Next::finish_task, 0);
     StreamRun& r = run.streams[stream];
-    const platform::Group& group = *g.groups[static_cast<int>(t.group)];
-    if (group.ranks.size() <= 1) return wake(gpu, stream, Next::finish_task, 0);
-    PlannedCollective& plan = hooks_.planned(g, t, group);
-    if (g.observed) count_traffic(g, t, plan);
-    if (!plan.full_part) std::tie(plan.full_part, plan.member_index) = parts_.get(group, plan.load, g.rank);
-    r.part = plan.full_part;
-    r.group = &group;
+    r.part = plan.part;
+    r.group = plan.group;
     r.member_index = plan.member_index;
     r.leaving = false;
     r.sm_job = -1;
     const int sm_count = topo_.gpu_sm_count;
     if (plan.sms > 0 && sm_count > 0) {
-      r.sm_job = run.sms.add(now_, SharedRate::kUnbounded, std::min(1.0, static_cast<double>(plan.sms) / sm_count),
-                             owner(stream, kOwnerSmHold));
+      const double share = std::min(1.0, static_cast<double>(plan.sms) / sm_count);
+      r.sm_job = static_cast<std::int16_t>(run.sms.add(now_, SharedRate::kUnbounded, share, owner(stream, kOwnerSmHold)));
       reschedule(gpu, run.sms, EventKind::compute_due);
     }
-    r.group_size = static_cast<int>(group.ranks.size());
-    r.barrier = (static_cast<std::uint64_t>(group.ranks.front()) * workload::kStreams + static_cast<std::uint64_t>(stream)) *
+    r.group_size = plan.group_size;
+    r.barrier = (static_cast<std::uint32_t>(plan.first_rank) * workload::kStreams + static_cast<std::uint32_t>(stream)) *
                     workload::kGroupRoles +
-                static_cast<std::uint64_t>(t.group);
+                static_cast<std::uint32_t>(t.group);
     arrive(gpu, stream);
+  }
+
+  // Collective `id` (task `t`) as GPU `gpu` runs it: kept in its plan slot after the first time,
+  // unless its bytes vary (routed-load imbalance). An observed GPU counts its traffic each time.
+  RunPlan run_plan(int gpu, int stream, int id, const Task& t) {
+    RunPlan* kept = nullptr;
+    if (!run_plans_.empty()) {
+      kept = &run_plans_[static_cast<std::size_t>(gpu) * plan_slots_ +
+                         runs_[static_cast<std::size_t>(gpu)].stage->plan_slot[static_cast<std::size_t>(id)]];
+      if (kept->group && !runs_[static_cast<std::size_t>(gpu)].cursors[stream].observed) return *kept;
+    }
+    Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
+    const platform::Group& group = *g.groups[static_cast<int>(t.group)];
+    RunPlan made{.group = &group,
+                 .group_size = static_cast<int>(group.ranks.size()),
+                 .first_rank = group.ranks.empty() ? 0 : group.ranks.front()};
+    if (made.group_size > 1) {
+      PlannedCollective& plan = hooks_.planned(g, t, group);
+      if (g.observed) count_traffic(g, t, plan);
+      if (!plan.full_part) std::tie(plan.full_part, plan.member_index) = parts_.get(group, plan.load, g.rank);
+      if (plan.full_part->tiers.size() > StreamRun::kMaxTiers)
+        throw std::logic_error("a collective's part has more tiers than the NVLink and the NIC tier");
+      made.part = plan.full_part;
+      made.member_index = plan.member_index;
+      made.sms = plan.sms;
+    }
+    if (kept) *kept = made;
+    return made;
   }
 
   void arrive(int gpu, int stream) {
@@ -323,16 +362,17 @@ class EventCore {
 
   void start_part(int gpu, int stream) {
     StreamRun& r = runs_[static_cast<std::size_t>(gpu)].streams[stream];
-    r.tiers.assign(r.part->tiers.size(), TierRun{});
-    if (r.tiers.empty()) return leave_part(gpu, stream);
+    const std::size_t tiers = r.part->tiers.size();
+    r.tiers = {};
+    if (tiers == 0) return leave_part(gpu, stream);
     if (r.part->sequential) return start_tier(gpu, stream, 0);
-    for (std::size_t i = 0; i < r.tiers.size(); ++i) start_tier(gpu, stream, i);
+    for (std::size_t i = 0; i < tiers; ++i) start_tier(gpu, stream, i);
   }
 
   void start_tier(int gpu, int stream, std::size_t i) {
     GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
     StreamRun& r = run.streams[stream];
-    r.tier = i;
+    r.tier = static_cast<std::uint8_t>(i);
     const platform::FullTier& tier = r.part->tiers[i];
     TierRun& tr = r.tiers[i];
     tr.done_at_s = now_;
@@ -396,12 +436,12 @@ class EventCore {
     tr.complete = true;
     tr.done_at_s = now_;
     if (r.part->sequential) {
-      r.tier = i;
-      const double delay = r.part->tiers[i].extra_latency_s + (i + 1 == r.tiers.size() ? r.part->library_latency_s : 0);
+      r.tier = static_cast<std::uint8_t>(i);
+      const double delay = r.part->tiers[i].extra_latency_s + (i + 1 == r.part->tiers.size() ? r.part->library_latency_s : 0);
       return wake(gpu, stream, Next::tier_latency_done, delay);
     }
     double end = now_;
-    for (std::size_t k = 0; k < r.tiers.size(); ++k) {
+    for (std::size_t k = 0; k < r.part->tiers.size(); ++k) {
       if (!r.tiers[k].complete) return;
       end = std::max(end, r.tiers[k].done_at_s + r.part->tiers[k].extra_latency_s);
     }
@@ -459,6 +499,9 @@ class EventCore {
   std::vector<GpuRun> runs_;
   // Each stage program's tasks by stream.
   std::map<const workload::RankProgram*, StageTasks> stage_tasks_;
+  // GPU g's collective of plan slot k at [g * plan_slots_ + k] (none under routed-load imbalance).
+  std::uint32_t plan_slots_ = 0;
+  std::vector<RunPlan> run_plans_;
   EventQueue events_;
   double now_ = 0;
   std::vector<std::uint32_t> done_;

@@ -18,8 +18,8 @@ namespace moesim::engine::event_core {
 enum class Next : std::uint8_t { start_task, finish_task, deliver_message, tier_latency_done, part_done, barrier_released };
 
 struct TierRun {
-  int pending = 0;  // its transfers and receives not yet done
   double done_at_s = 0;
+  int pending = 0;  // its transfers and receives not yet done
   bool complete = false;
 };
 
@@ -35,20 +35,21 @@ struct StreamCursor {
 };
 static_assert(sizeof(StreamCursor) == 8);
 
-// What a stream runs beyond its position: the current task's start, and the collective.
-struct StreamRun {
-  double start_s = 0;  // observed GPUs only
-  // The collective it runs: its part, its tiers, where it stands, the SMs it holds.
+// The collective a stream runs, in one cache line (its tiers inside it: a part has at most the
+// NVLink and the NIC tier): its part, its tiers, where it stands, the SMs it holds.
+struct alignas(64) StreamRun {
+  static constexpr std::size_t kMaxTiers = 2;
   const platform::FullMemberPart* part = nullptr;
-  std::vector<TierRun> tiers;
-  std::size_t tier = 0;
-  bool leaving = false;  // past its part, at the closing barrier
-  int sm_job = -1;
-  std::uint64_t barrier = 0;
-  int group_size = 0;
   const platform::Group* group = nullptr;
+  std::array<TierRun, kMaxTiers> tiers;
+  std::uint32_t barrier = 0;  // the group's barrier for this stream (EventCore::barrier_of)
+  int group_size = 0;
   int member_index = 0;  // the GPU's place in the group, from which the part's receivers count
+  std::int16_t sm_job = -1;
+  std::uint8_t tier = 0;  // the sequential part's current tier
+  bool leaving = false;   // past its part, at the closing barrier
 };
+static_assert(sizeof(StreamRun) == 64);
 
 // A send posted to a peer that has not yet posted the receive it matches (FIFO, as a mailbox).
 struct PendingSend {
@@ -56,6 +57,18 @@ struct PendingSend {
   int tier;
   double bytes;
   double rate_cap;
+};
+
+// A collective as a GPU runs it, kept once per distinct collective of its program (the program's
+// plan slots) and read at each start: 32 bytes, where the plan's lookup by key read the GPU's
+// state, its table and the plan's entry, three lines cold past a thousand GPUs.
+struct RunPlan {
+  const platform::Group* group = nullptr;  // nullptr: not planned yet
+  const platform::FullMemberPart* part = nullptr;
+  int member_index = 0;  // the GPU's place in the group
+  int group_size = 0;
+  int first_rank = 0;  // the group's, which names its barriers
+  int sms = 0;         // the collective's kernels' SMs
 };
 
 // A stage program's tasks by stream, and where each task stands on its stream: a task is done
@@ -67,6 +80,10 @@ struct StageTasks {
   const std::vector<std::uint8_t>* message_waiters = nullptr;  // per message: streams to wake
   std::array<std::vector<int>, workload::kStreams> ids;
   std::vector<std::pair<std::uint8_t, std::uint32_t>> place;  // by task: (stream, index on it)
+  // By task: its collective's plan slot, one per distinct plan key (gpu_state.hpp's plan_key at
+  // the program's own EP loads); plan_slots of them.
+  std::vector<std::uint32_t> plan_slot;
+  std::uint32_t plan_slots = 0;
 };
 
 struct alignas(64) GpuRun {

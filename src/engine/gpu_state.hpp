@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <tuple>
 #include <vector>
@@ -39,6 +40,12 @@ inline double kernel_seconds(const workload::Task& t, double seconds) {
 // What identifies a collective's plan on one GPU: (group role, kind, bytes, EP tokens, EP token
 // bytes, EP combine kernel, EP probabilities carried).
 using PlanKey = std::tuple<int, int, double, double, double, bool, bool>;
+// The key of collective `t` whose EP bytes (and tokens) are `ep_load` times the program's: this
+// rank's share of the exchange under routed-load imbalance, 1 otherwise.
+inline PlanKey plan_key(const workload::Task& t, double ep_load) {
+  return {static_cast<int>(t.group), static_cast<int>(t.collective), t.bytes * ep_load, t.ep_tokens * ep_load,
+          t.ep_token_bytes, t.ep_combine_kernel, workload::ep_carries_probabilities(t.activity)};
+}
 
 // The few distinct collectives a GPU runs (ten or so), each planned once. Past a thousand GPUs
 // a GPU's state is out of the caches when its next collective starts, and every cache line a
@@ -108,12 +115,17 @@ class alignas(64) GpuPlans {
 };
 
 // A simulated GPU: its program, which of its tasks are done, which pipeline messages arrived.
+// The event core reads the first cache line at most of a GPU's tasks (a compute task's draws and
+// kernel time, a task's wait for a message): past a thousand GPUs this state is cold when the
+// GPU's next event comes, and every line read is a miss.
 struct Gpu {
   int rank = 0;
   int pp_rank = 0;
   const workload::RankProgram* program = nullptr;
-  std::vector<char> done;  // the actor runner's (the event core reads its streams' progress)
+  double kernel_work_s = 0;  // kernel_seconds of its compute tasks, summed as they run
   std::vector<char> arrived;
+  bool observed = false;
+  std::vector<char> done;  // the actor runner's (the event core reads its streams' progress)
   // Actor runner only. Actors run cooperatively (one at a time, switching only inside simcalls),
   // so the state above needs no lock. A stream whose next task is not ready suspends itself and
   // records the task; a completion resumes it only once that task is ready. Mutex and
@@ -125,9 +137,8 @@ struct Gpu {
   const std::vector<std::uint8_t>* message_waiters = nullptr;   // per message: streams to wake
   std::array<const platform::Group*, workload::kGroupRoles> groups{};  // by GroupRole (the Simulation's)
   std::vector<int> pp_peers;              // global rank of each pipeline rank of its pipeline
-  bool observed = false;
-  double kernel_work_s = 0;  // kernel_seconds of its compute tasks, summed as they run
   std::vector<TaskInterval> intervals;
+  std::array<double, workload::kStreams> task_start_s{};  // observed: each stream's running task's start
   GpuPlans plans;  // the collectives it runs, each planned once
   Traffic traffic;
 
@@ -139,6 +150,7 @@ struct Gpu {
   }
   bool ready(const workload::Task& t) const { return ready_after(t, -1); }
 };
+static_assert(offsetof(Gpu, observed) < 64, "the event core's fields of a GPU in its first cache line");
 
 // The ids of a program's tasks on each stream, in program order.
 inline std::array<std::vector<int>, workload::kStreams> tasks_by_stream(const workload::RankProgram& program) {
@@ -170,6 +182,10 @@ class StepHooks {
  public:
   // The plan of collective `t` on g's own group.
   virtual PlannedCollective& planned(Gpu& g, const workload::Task& t, const platform::Group& group) = 0;
+  // Whether a collective's plan on a GPU may be kept for the later runs of the same collective
+  // (Options::reuse_plans): every rank's EP exchanges move the program's bytes (no routed-load
+  // imbalance), so the plan is the same each time its program runs it.
+  virtual bool plans_reusable() const = 0;
   // Seconds compute task `id` takes on g (its draws), counted into g.kernel_work_s.
   virtual double start_compute(Gpu& g, int id) = 0;
   virtual void task_finished() = 0;  // one more task done: counts it, reports progress

@@ -145,6 +145,7 @@ class Simulation final : StepHooks {
   PlannedCollective& planned(Gpu& g, const Task& t, const platform::Group& group) override {
     return plan_of(g, t, group);
   }
+  bool plans_reusable() const override { return opt_.reuse_plans && variation_->expert_load().balanced; }
   double start_compute(Gpu& g, int id) override {
     const Task& t = g.program->tasks[static_cast<std::size_t>(id)];
     const double seconds = variation_->compute_seconds(g.rank, g.pp_rank, id, t);
@@ -360,8 +361,7 @@ class Simulation final : StepHooks {
     // Routed-load imbalance: this rank's share of the EP tokens (or bytes) of this exchange.
     const double load = variation_->ep_load_factor(g.rank, t);
     const double bytes = t.bytes * load, tokens = t.ep_tokens * load;
-    const PlanKey key{static_cast<int>(t.group), static_cast<int>(t.collective), bytes, tokens,
-                      t.ep_token_bytes, t.ep_combine_kernel, workload::ep_carries_probabilities(t.activity)};
+    const PlanKey key = plan_key(t, load);
     if (PlannedCollective* known = g.plans.find(key)) return *known;
     PlannedCollective p;
     const platform::Topology& topo = platform_->topology();

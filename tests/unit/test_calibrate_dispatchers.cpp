@@ -63,7 +63,7 @@ std::string deepep_text(const std::string& system, int ranks, bool internode, co
   std::string t = internode ? "[config] num_tokens=4096, hidden=7168, num_topk_groups=None, num_topk=8\n"
                             : "[config] num_tokens=4096, hidden=7168, num_topk=8\n";
   t += "[layout] Kernel performance: 0.052 ms\n\n[testing] Running with BF16, without top-k ... passed\n";
-  for (const Exchange e : {Exchange{"dispatch", true}, Exchange{"dispatch", false}, Exchange{"combine"}}) {
+  for (const Exchange& e : {Exchange{"dispatch", true}, Exchange{"dispatch", false}, Exchange{"combine"}}) {
     const double us = ep_model_us(system, "deepep", ranks, 24, internode ? nodes : 1, internode ? std::min(nodes, 4) : 0,
                                256, e, truth);
     const std::string label = e.kernel == "dispatch" ? fmt::format("dispatch ({})", e.fp8 ? "FP8" : "BF16") : "combine";

@@ -125,7 +125,8 @@ TEST_CASE("A campaign's timeline is its first sample, phase after phase, as a Pe
   CHECK(at == Approx(c.wall_s.mean));
   CHECK(training == Approx(in.train_s));
   CHECK(static_cast<double>(c.interruption_times_s.size()) == c.interruptions.mean);
-  CHECK(count[campaign::Phase::recovery] + count[campaign::Phase::interrupted_recovery] == c.interruption_times_s.size());
+  CHECK(static_cast<std::size_t>(count[campaign::Phase::recovery] + count[campaign::Phase::interrupted_recovery]) ==
+        c.interruption_times_s.size());
   CHECK(count[campaign::Phase::lost_work] >= count[campaign::Phase::recovery]);  // a save cut short adds one
   // Only when asked: a campaign of many samples keeps nothing.
   in.record_timeline = false;

@@ -72,3 +72,28 @@ TEST_CASE("A collective across racks keeps NCCL's achieved NIC rate in full fide
   const engine::SimResult r = engine::simulate(s, l, program, o);
   CHECK(r.step_time_s == Approx(plan.seconds).epsilon(1e-6));
 }
+
+TEST_CASE("A GPU's kept collective plans change nothing: the same step as planning every run anew",
+          "[engine][event-core]") {
+  // The core keeps each GPU's plan of a collective from its first run (RunPlan). Under routed-load
+  // imbalance an EP exchange moves each micro-batch's own tokens, so nothing may be kept: a plan
+  // kept there would price every later exchange at the first one's load.
+  Scenario imbalanced = test::small_moe(4);
+  imbalanced.recipe.force_balanced_routing = false;
+  imbalanced.variability.expert_load_sigma = 0.3;
+  for (const Scenario& s : {test::identical_gpus(test::small_moe(4)), imbalanced}) {
+    driver::RunOptions o;
+    o.engine.fidelity = platform::Fidelity::full;
+    o.configs_dir = test::configs_dir().string();
+    const driver::RunResult kept = driver::run_scenario(s, o);
+    o.engine.reuse_plans = false;
+    const driver::RunResult anew = driver::run_scenario(s, o);
+    INFO("balanced routing: " << s.recipe.force_balanced_routing);
+    CHECK(kept.metrics.step_time_s == anew.metrics.step_time_s);
+    REQUIRE(kept.sim.stages.size() == anew.sim.stages.size());
+    for (std::size_t k = 0; k < kept.sim.stages.size(); ++k) {
+      CHECK(kept.sim.stages[k].finish_s == anew.sim.stages[k].finish_s);
+      CHECK(kept.sim.stages[k].traffic.ep_nvlink_bytes == anew.sim.stages[k].traffic.ep_nvlink_bytes);
+    }
+  }
+}

@@ -32,12 +32,13 @@ std::vector<Scenario> bundled_256() {
   return found;
 }
 
-double step_s(const Scenario& s, platform::Fidelity fidelity) {
+driver::RunResult run_at(const Scenario& s, platform::Fidelity fidelity) {
   driver::RunOptions o;
   o.configs_dir = test::configs_dir().string();
   o.engine.fidelity = fidelity;
-  return driver::run_scenario(s, o).metrics.step_time_s;
+  return driver::run_scenario(s, o);
 }
+double step_s(const Scenario& s, platform::Fidelity fidelity) { return run_at(s, fidelity).metrics.step_time_s; }
 
 }  // namespace
 
@@ -45,10 +46,21 @@ TEST_CASE("folded and full fidelity agree within 0.5 % on every bundled 256-GPU 
   int compared = 0;
   for (const Scenario& bundled : bundled_256()) {
     const Scenario s = test::identical_gpus(bundled);
-    const double folded = step_s(s, platform::Fidelity::folded);
-    const double full = step_s(s, platform::Fidelity::full);
+    const driver::RunResult folded_run = run_at(s, platform::Fidelity::folded);
+    const driver::RunResult full_run = run_at(s, platform::Fidelity::full);
+    const double folded = folded_run.metrics.step_time_s, full = full_run.metrics.step_time_s;
     INFO(s.file << ": folded " << folded << " s, full " << full << " s");
     CHECK(full == Approx(folded).epsilon(0.005));
+    // Each stage's observed GPU moves the bytes of every collective it runs, counted each time
+    // (full fidelity keeps a collective's plan after its first run: the counting must not stop).
+    REQUIRE(full_run.sim.stages.size() == folded_run.sim.stages.size());
+    for (std::size_t k = 0; k < full_run.sim.stages.size(); ++k) {
+      const engine::Traffic& a = full_run.sim.stages[k].traffic;
+      const engine::Traffic& b = folded_run.sim.stages[k].traffic;
+      INFO("stage " << k);
+      CHECK(a.ep_nvlink_bytes + a.ep_nic_bytes == Approx(b.ep_nvlink_bytes + b.ep_nic_bytes).epsilon(1e-9));
+      CHECK(a.other_nvlink_bytes + a.other_nic_bytes == Approx(b.other_nvlink_bytes + b.other_nic_bytes).epsilon(1e-9));
+    }
     ++compared;
   }
   // gb200-256, gb300-256-ep64-two-racks, gb300-256-record, gb300-256-record-mbs2 and the

@@ -27,6 +27,10 @@ struct Options {
   // Folded: take the scenario seed's own slowest GPU instead of the expected one (one sample of
   // a --samples run); full fidelity always draws every GPU from the seed.
   bool sampled = false;
+  // Full: each GPU keeps a collective's plan from its first run for the later runs of the same
+  // collective (none under routed-load imbalance, whose exchanges differ by micro-batch). Off,
+  // every run plans anew: slower, the same result (tests/unit/test_folded_vs_full.cpp checks).
+  bool reuse_plans = true;
   // Progress hook, called about every progress_interval_s of wall time while the simulation
   // runs, and once at its end. It runs in the simulating process, a child of the caller (see
   // simulate()): it shares no memory with the caller and should only write to a descriptor.
