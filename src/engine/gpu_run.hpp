@@ -42,7 +42,7 @@ struct alignas(64) StreamRun {
   const platform::FullMemberPart* part = nullptr;
   const platform::Group* group = nullptr;
   std::array<TierRun, kMaxTiers> tiers;
-  std::uint32_t barrier = 0;  // the group's barrier for this stream (EventCore::barrier_of)
+  std::uint32_t barrier = 0;  // the group's barrier for this stream (named in start_collective)
   int group_size = 0;
   int member_index = 0;  // the GPU's place in the group, from which the part's receivers count
   std::int16_t sm_job = -1;

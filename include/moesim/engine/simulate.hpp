@@ -29,7 +29,7 @@ struct Options {
   bool sampled = false;
   // Full: each GPU keeps a collective's plan from its first run for the later runs of the same
   // collective (none under routed-load imbalance, whose exchanges differ by micro-batch). Off,
-  // every run plans anew: slower, the same result (tests/unit/test_folded_vs_full.cpp checks).
+  // every run plans anew: slower, the same result (tests/unit/test_event_core.cpp checks).
   bool reuse_plans = true;
   // Progress hook, called about every progress_interval_s of wall time while the simulation
   // runs, and once at its end. It runs in the simulating process, a child of the caller (see
