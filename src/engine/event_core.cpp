@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 
 #include "moesim/engine/event_queue.hpp"
+#include "moesim/engine/flat_map.hpp"
 #include "gpu_run.hpp"
 #include "member_parts.hpp"
 #include "nic_transfers.hpp"
@@ -62,6 +62,16 @@ class EventCore {
     }
     // Under routed-load imbalance each EP exchange of a GPU has bytes of its own: planned each time.
     if (hooks_.plans_reusable()) run_plans_.resize(gpus_.size() * plan_slots_);
+    // message_waiters: one entry per pipeline message of the step (runner.cpp's wake lists).
+    const std::size_t messages = gpus_.empty() ? 0 : gpus_.front().message_waiters->size();
+    arrived_.assign(messages * gpus_.size(), 0);
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
+      const std::vector<int>& peers = gpus_[i].pp_peers;
+      if (pp_peers_.empty()) pp_peers_.resize(peers.size() * gpus_.size());
+      if (peers.size() * gpus_.size() != pp_peers_.size())
+        throw std::logic_error("the event core's GPUs have pipelines of different depths");
+      for (std::size_t pp = 0; pp < peers.size(); ++pp) pp_peers_[pp * gpus_.size() + i] = peers[pp];
+    }
   }
 
   EventCore(const EventCore&) = delete;
@@ -230,7 +240,7 @@ class EventCore {
       const auto [stream, index] = run.stage->place[static_cast<std::size_t>(d)];
       if (run.cursors[stream].k <= index) return false;
     }
-    return t.wait_message.id < 0 || gpus_[static_cast<std::size_t>(gpu)].arrived[static_cast<std::size_t>(t.wait_message.id)];
+    return t.wait_message.id < 0 || arrived_[static_cast<std::size_t>(t.wait_message.id) * gpus_.size() + static_cast<std::size_t>(gpu)];
   }
 
   // Wakes each of `streams` that waits for a task which is now ready.
@@ -266,11 +276,16 @@ class EventCore {
   }
 
   // ---- pipeline messages --------------------------------------------------------------------
+  // The global rank of GPU `gpu`'s pipeline rank `pp_rank`.
+  int pp_peer(int gpu, int pp_rank) const {
+    return pp_peers_[static_cast<std::size_t>(pp_rank) * gpus_.size() + static_cast<std::size_t>(gpu)];
+  }
+
   // Out of the sender's NVLink port within its domain (plus the port-to-port latency), else over
   // the fabric; delivered when it arrives.
   void send_message(int gpu, int stream, const Task& t) {
     Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
-    const int peer = g.pp_peers[static_cast<std::size_t>(t.peer_pp_rank)];
+    const int peer = pp_peer(gpu, t.peer_pp_rank);
     if (g.observed) count_message(g, topo_, peer, t.bytes);
     const auto size = static_cast<std::uint64_t>(t.bytes > 0 ? t.bytes : 0);
     if (size == 0) return deliver(gpu, stream);
@@ -287,9 +302,8 @@ class EventCore {
   void deliver(int gpu, int stream) {
     const GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
     const Task& t = run.stage->program->tasks[static_cast<std::size_t>(run.stage->ids[stream][run.cursors[stream].k])];
-    const int to = index_of_[static_cast<std::size_t>(
-        gpus_[static_cast<std::size_t>(gpu)].pp_peers[static_cast<std::size_t>(t.peer_pp_rank)])];
-    gpus_[static_cast<std::size_t>(to)].arrived[static_cast<std::size_t>(t.message.id)] = 1;
+    const int to = index_of_[static_cast<std::size_t>(pp_peer(gpu, t.peer_pp_rank))];
+    arrived_[static_cast<std::size_t>(t.message.id) * gpus_.size() + static_cast<std::size_t>(to)] = 1;
     wake_ready(to, (*runs_[static_cast<std::size_t>(to)].stage->message_waiters)[static_cast<std::size_t>(t.message.id)]);
     finish_task(gpu, stream);
   }
@@ -327,8 +341,8 @@ class EventCore {
   RunPlan run_plan(int gpu, int stream, int id, const Task& t) {
     RunPlan* kept = nullptr;
     if (!run_plans_.empty()) {
-      kept = &run_plans_[static_cast<std::size_t>(gpu) * plan_slots_ +
-                         runs_[static_cast<std::size_t>(gpu)].stage->plan_slot[static_cast<std::size_t>(id)]];
+      kept = &run_plans_[runs_[static_cast<std::size_t>(gpu)].stage->plan_slot[static_cast<std::size_t>(id)] * gpus_.size() +
+                         static_cast<std::size_t>(gpu)];
       if (kept->group && !runs_[static_cast<std::size_t>(gpu)].cursors[stream].observed) return *kept;
     }
     Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
@@ -499,13 +513,22 @@ class EventCore {
   std::vector<GpuRun> runs_;
   // Each stage program's tasks by stream.
   std::map<const workload::RankProgram*, StageTasks> stage_tasks_;
-  // GPU g's collective of plan slot k at [g * plan_slots_ + k] (none under routed-load imbalance).
+  // GPU g's collective of plan slot k at [k * GPUs + g] (none under routed-load imbalance): slot
+  // by slot rather than GPU by GPU, because the GPUs of a stage start the collective of one slot
+  // at about the same time, in about the order of their index, so that a cache line read serves
+  // the next GPUs too.
   std::uint32_t plan_slots_ = 0;
   std::vector<RunPlan> run_plans_;
+  // Which pipeline messages each GPU received ([message * GPUs + gpu]) and the global rank of each
+  // GPU's pipeline peers ([pp rank * GPUs + gpu]), by message and by peer rather than by GPU: the
+  // GPUs of a pipeline rank send and wait for one message at about the same time, and one cache
+  // line then serves many of them, where a vector of each GPU's own cost a line (and a miss) each.
+  std::vector<char> arrived_;
+  std::vector<int> pp_peers_;
   EventQueue events_;
   double now_ = 0;
   std::vector<std::uint32_t> done_;
-  std::unordered_map<std::uint64_t, Barrier> barriers_;
+  FlatMap<Barrier> barriers_;  // by name (StreamRun::barrier)
   MemberParts parts_{p_};
   std::vector<Transfer> transfers_;
   std::vector<int> free_transfers_;

@@ -123,7 +123,7 @@ struct Gpu {
   int pp_rank = 0;
   const workload::RankProgram* program = nullptr;
   double kernel_work_s = 0;  // kernel_seconds of its compute tasks, summed as they run
-  std::vector<char> arrived;
+  std::vector<char> arrived;  // the actor runner's (the event core keeps its own, by message)
   bool observed = false;
   std::vector<char> done;  // the actor runner's (the event core reads its streams' progress)
   // Actor runner only. Actors run cooperatively (one at a time, switching only inside simcalls),

@@ -14,7 +14,7 @@ double NicTransfers::latency_s(int from, int to) { return network_.latency_s(rou
 // The SimGrid route's links as FlowNetwork links, once per pair of GPUs.
 int NicTransfers::route(int from, int to) {
   const std::uint64_t key = static_cast<std::uint64_t>(from) * gpus_.size() + static_cast<std::uint64_t>(to);
-  if (auto it = route_index_.find(key); it != route_index_.end()) return it->second;
+  if (const int* known = route_index_.find(key)) return *known;
   std::vector<sg4::Link*> links;
   double latency = 0;
   platform_.host(gpus_[static_cast<std::size_t>(from)].rank)
@@ -29,7 +29,7 @@ int NicTransfers::route(int from, int to) {
     indices.push_back(it->second);
   }
   const int index = network_.add_route(indices, latency);
-  route_index_.emplace(key, index);
+  route_index_.add(key, index);
   return index;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpu_state.hpp"
+#include "moesim/engine/flat_map.hpp"
 #include "moesim/engine/flow_network.hpp"
 
 namespace simgrid::s4u {
@@ -42,7 +43,7 @@ class NicTransfers {
   const std::vector<Gpu>& gpus_;
   FlowNetwork network_;
   std::unordered_map<const simgrid::s4u::Link*, int> link_index_;
-  std::unordered_map<std::uint64_t, int> route_index_;  // by from * GPUs + to
+  FlatMap<int> route_index_;  // by from * GPUs + to
 };
 
 }  // namespace moesim::engine

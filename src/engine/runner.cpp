@@ -70,9 +70,11 @@ class Simulation final : StepHooks {
       g.rank = simulated[i];
       g.pp_rank = l_.coord(g.rank).pp;
       g.program = &prog_.stages[g.pp_rank];
-      // The event core reads its streams' progress instead.
-      if (opt_.fidelity == platform::Fidelity::folded) g.done.assign(g.program->tasks.size(), 0);
-      g.arrived.assign(prog_.message_count, 0);
+      // The event core reads its streams' progress instead, and keeps the messages' arrivals.
+      if (opt_.fidelity == platform::Fidelity::folded) {
+        g.done.assign(g.program->tasks.size(), 0);
+        g.arrived.assign(prog_.message_count, 0);
+      }
       g.waiting_task.fill(-1);
       g.dependents = &dependents_[g.pp_rank];
       g.message_waiters = &message_waiters_[g.pp_rank];

@@ -44,8 +44,11 @@ search::Candidate pinned_two_stage_candidate(const Scenario& record, int first) 
   // gradients that need it.
   c.ep_overlap = false;
   c.delay_wgrad = false;
-  c.pipeline_layout = "E" + std::string(static_cast<std::size_t>(first), 't') + "|" +
-                      std::string(static_cast<std::size_t>(61 - first), 't') + "mL";
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "E" + std::string(...).
+  std::string layout = "E";
+  layout.append(static_cast<std::size_t>(first), 't').append("|");
+  layout.append(static_cast<std::size_t>(61 - first), 't').append("mL");
+  c.pipeline_layout = layout;
   return c;
 }
 
