@@ -65,12 +65,12 @@ class EventCore {
     // message_waiters: one entry per pipeline message of the step (runner.cpp's wake lists).
     const std::size_t messages = gpus_.empty() ? 0 : gpus_.front().message_waiters->size();
     arrived_.assign(messages * gpus_.size(), 0);
+    const std::size_t pipeline_depth = gpus_.empty() ? 0 : gpus_.front().pp_peers.size();
+    pp_peers_.resize(pipeline_depth * gpus_.size());
     for (std::size_t i = 0; i < gpus_.size(); ++i) {
       const std::vector<int>& peers = gpus_[i].pp_peers;
-      if (pp_peers_.empty()) pp_peers_.resize(peers.size() * gpus_.size());
-      if (peers.size() * gpus_.size() != pp_peers_.size())
-        throw std::logic_error("the event core's GPUs have pipelines of different depths");
-      for (std::size_t pp = 0; pp < peers.size(); ++pp) pp_peers_[pp * gpus_.size() + i] = peers[pp];
+      if (peers.size() != pipeline_depth) throw std::logic_error("the event core's GPUs have pipelines of different depths");
+      for (std::size_t pp = 0; pp < peers.size(); ++pp) pp_peers_[by_gpu(pp, static_cast<int>(i))] = peers[pp];
     }
   }
 
@@ -133,6 +133,11 @@ class EventCore {
   }
 
  private:
+  // Where GPU `gpu`'s entry of row `row` lies in a table stored row by row (a plan slot, a
+  // message, a pipeline rank): what the GPUs of a stage read at about the same time, in about the
+  // order of their index, so that one cache line read serves the next GPUs too.
+  std::size_t by_gpu(std::size_t row, int gpu) const { return row * gpus_.size() + static_cast<std::size_t>(gpu); }
+
   // ---- the queue -------------------------------------------------------------------------
   void push(double t, EventKind kind, int gpu, std::uint64_t value) { events_.push(t, now_, kind, gpu, value); }
 
@@ -240,7 +245,7 @@ class EventCore {
       const auto [stream, index] = run.stage->place[static_cast<std::size_t>(d)];
       if (run.cursors[stream].k <= index) return false;
     }
-    return t.wait_message.id < 0 || arrived_[static_cast<std::size_t>(t.wait_message.id) * gpus_.size() + static_cast<std::size_t>(gpu)];
+    return t.wait_message.id < 0 || arrived_[by_gpu(static_cast<std::size_t>(t.wait_message.id), gpu)];
   }
 
   // Wakes each of `streams` that waits for a task which is now ready.
@@ -278,7 +283,7 @@ class EventCore {
   // ---- pipeline messages --------------------------------------------------------------------
   // The global rank of GPU `gpu`'s pipeline rank `pp_rank`.
   int pp_peer(int gpu, int pp_rank) const {
-    return pp_peers_[static_cast<std::size_t>(pp_rank) * gpus_.size() + static_cast<std::size_t>(gpu)];
+    return pp_peers_[by_gpu(static_cast<std::size_t>(pp_rank), gpu)];
   }
 
   // Out of the sender's NVLink port within its domain (plus the port-to-port latency), else over
@@ -303,7 +308,7 @@ class EventCore {
     const GpuRun& run = runs_[static_cast<std::size_t>(gpu)];
     const Task& t = run.stage->program->tasks[static_cast<std::size_t>(run.stage->ids[stream][run.cursors[stream].k])];
     const int to = index_of_[static_cast<std::size_t>(pp_peer(gpu, t.peer_pp_rank))];
-    arrived_[static_cast<std::size_t>(t.message.id) * gpus_.size() + static_cast<std::size_t>(to)] = 1;
+    arrived_[by_gpu(static_cast<std::size_t>(t.message.id), to)] = 1;
     wake_ready(to, (*runs_[static_cast<std::size_t>(to)].stage->message_waiters)[static_cast<std::size_t>(t.message.id)]);
     finish_task(gpu, stream);
   }
@@ -341,8 +346,7 @@ class EventCore {
   RunPlan run_plan(int gpu, int stream, int id, const Task& t) {
     RunPlan* kept = nullptr;
     if (!run_plans_.empty()) {
-      kept = &run_plans_[runs_[static_cast<std::size_t>(gpu)].stage->plan_slot[static_cast<std::size_t>(id)] * gpus_.size() +
-                         static_cast<std::size_t>(gpu)];
+      kept = &run_plans_[by_gpu(runs_[static_cast<std::size_t>(gpu)].stage->plan_slot[static_cast<std::size_t>(id)], gpu)];
       if (kept->group && !runs_[static_cast<std::size_t>(gpu)].cursors[stream].observed) return *kept;
     }
     Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
@@ -513,16 +517,12 @@ class EventCore {
   std::vector<GpuRun> runs_;
   // Each stage program's tasks by stream.
   std::map<const workload::RankProgram*, StageTasks> stage_tasks_;
-  // GPU g's collective of plan slot k at [k * GPUs + g] (none under routed-load imbalance): slot
-  // by slot rather than GPU by GPU, because the GPUs of a stage start the collective of one slot
-  // at about the same time, in about the order of their index, so that a cache line read serves
-  // the next GPUs too.
+  // GPU g's collective of plan slot k at by_gpu(k, g) (none under routed-load imbalance).
   std::uint32_t plan_slots_ = 0;
   std::vector<RunPlan> run_plans_;
-  // Which pipeline messages each GPU received ([message * GPUs + gpu]) and the global rank of each
-  // GPU's pipeline peers ([pp rank * GPUs + gpu]), by message and by peer rather than by GPU: the
-  // GPUs of a pipeline rank send and wait for one message at about the same time, and one cache
-  // line then serves many of them, where a vector of each GPU's own cost a line (and a miss) each.
+  // Which pipeline messages each GPU received (by_gpu(message, gpu)) and the global rank of each
+  // GPU's pipeline peers (by_gpu(pp rank, gpu)): a vector of each GPU's own cost a line (and a
+  // miss) each.
   std::vector<char> arrived_;
   std::vector<int> pp_peers_;
   EventQueue events_;
