@@ -61,7 +61,7 @@ class EventCore {
         throw std::logic_error("more GPUs than the event core's barrier names can tell apart");
     }
     // Under routed-load imbalance each EP exchange of a GPU has bytes of its own: planned each time.
-    if (hooks_.plans_reusable()) run_plans_.resize(gpus_.size() * plan_slots_);
+    if (hooks_.plans_reusable()) kept_plans_.resize(gpus_.size() * plan_slots_);
     // message_waiters: one entry per pipeline message of the step (runner.cpp's wake lists).
     const std::size_t messages = gpus_.empty() ? 0 : gpus_.front().message_waiters->size();
     arrived_.assign(messages * gpus_.size(), 0);
@@ -344,10 +344,14 @@ class EventCore {
   // Collective `id` (task `t`) as GPU `gpu` runs it: kept in its plan slot after the first time,
   // unless its bytes vary (routed-load imbalance). An observed GPU counts its traffic each time.
   RunPlan run_plan(int gpu, int stream, int id, const Task& t) {
-    RunPlan* kept = nullptr;
-    if (!run_plans_.empty()) {
-      kept = &run_plans_[by_gpu(runs_[static_cast<std::size_t>(gpu)].stage->plan_slot[static_cast<std::size_t>(id)], gpu)];
-      if (kept->group && !runs_[static_cast<std::size_t>(gpu)].cursors[stream].observed) return *kept;
+    KeptPlan* kept = nullptr;
+    if (!kept_plans_.empty()) {
+      kept = &kept_plans_[by_gpu(runs_[static_cast<std::size_t>(gpu)].stage->plan_slot[static_cast<std::size_t>(id)], gpu)];
+      if (kept->shared != 0 && !runs_[static_cast<std::size_t>(gpu)].cursors[stream].observed) {
+        RunPlan plan = shared_plans_[kept->shared - 1];
+        plan.member_index = kept->member_index;
+        return plan;
+      }
     }
     Gpu& g = gpus_[static_cast<std::size_t>(gpu)];
     const platform::Group& group = *g.groups[static_cast<int>(t.group)];
@@ -364,8 +368,19 @@ class EventCore {
       made.member_index = plan.member_index;
       made.sms = plan.sms;
     }
-    if (kept) *kept = made;
+    if (kept) *kept = keep(made);
     return made;
+  }
+
+  // `plan` kept: its group's members share all of it but their place.
+  KeptPlan keep(const RunPlan& plan) {
+    const auto [it, added] = shared_plan_index_.try_emplace(std::tuple(plan.group, plan.part, plan.sms),
+                                                            static_cast<std::uint32_t>(shared_plans_.size()));
+    if (added) {
+      shared_plans_.push_back(plan);
+      shared_plans_.back().member_index = 0;
+    }
+    return {.shared = it->second + 1, .member_index = plan.member_index};
   }
 
   void arrive(int gpu, int stream) {
@@ -517,9 +532,12 @@ class EventCore {
   std::vector<GpuRun> runs_;
   // Each stage program's tasks by stream.
   std::map<const workload::RankProgram*, StageTasks> stage_tasks_;
-  // GPU g's collective of plan slot k at by_gpu(k, g) (none under routed-load imbalance).
+  // GPU g's collective of plan slot k at by_gpu(k, g) (none under routed-load imbalance), and
+  // the plans its groups share, once each.
   std::uint32_t plan_slots_ = 0;
-  std::vector<RunPlan> run_plans_;
+  std::vector<KeptPlan> kept_plans_;
+  std::vector<RunPlan> shared_plans_;
+  std::map<std::tuple<const platform::Group*, const platform::FullMemberPart*, int>, std::uint32_t> shared_plan_index_;
   // Which pipeline messages each GPU received (by_gpu(message, gpu)) and the global rank of each
   // GPU's pipeline peers (by_gpu(pp rank, gpu)): a vector of each GPU's own cost a line (and a
   // miss) each.

@@ -12,6 +12,7 @@ int FlowNetwork::add_link(double bytes_per_s) {
   Link link;
   link.capacity = bytes_per_s;
   links_.push_back(std::move(link));
+  feeders_of_.emplace_back();
   link_room_.push_back(0);
   link_weight_.push_back(0);
   link_unfixed_.push_back(0);
@@ -20,17 +21,24 @@ int FlowNetwork::add_link(double bytes_per_s) {
 
 int FlowNetwork::add_route(std::span<const int> links, double latency_s) {
   if (links.empty()) throw std::invalid_argument("FlowNetwork: a route needs a link");
-  Route r{.links = {links.begin(), links.end()}, .latency_s = latency_s};
+  if (links.size() > kMaxRouteLinks)
+    throw std::invalid_argument("FlowNetwork: a route of " + std::to_string(links.size()) + " links (at most " +
+                                std::to_string(kMaxRouteLinks) + ")");
+  Route r{.latency_s = latency_s, .size = static_cast<std::uint32_t>(links.size())};
+  std::copy(links.begin(), links.end(), r.links.begin());
   const int sender = links.front(), receiver = links.back();
   for (int l : links) {
     Link& link = links_.at(static_cast<std::size_t>(l));
+    LinkFeeders& feeders = feeders_of_[static_cast<std::size_t>(l)];
     r.slowest_link = std::min(r.slowest_link, link.capacity);
-    if (l == sender) link.first_of_a_route = true;
-    else if (new_feeder(l, sender, true)) link.senders_capacity += links_[static_cast<std::size_t>(sender)].capacity;
-    if (l == receiver) link.last_of_a_route = true;
-    else if (new_feeder(l, receiver, false)) link.receivers_capacity += links_[static_cast<std::size_t>(receiver)].capacity;
+    if (l == sender) feeders.first_of_a_route = true;
+    else if (new_feeder(l, sender, true)) feeders.senders_capacity += links_[static_cast<std::size_t>(sender)].capacity;
+    if (l == receiver) feeders.last_of_a_route = true;
+    else if (new_feeder(l, receiver, false)) feeders.receivers_capacity += links_[static_cast<std::size_t>(receiver)].capacity;
+    link.feeders_bound = std::min(feeders.first_of_a_route ? kNever : feeders.senders_capacity,
+                                  feeders.last_of_a_route ? kNever : feeders.receivers_capacity);
   }
-  routes_.push_back(std::move(r));
+  routes_.push_back(r);
   return static_cast<int>(routes_.size() - 1);
 }
 
@@ -101,10 +109,7 @@ void FlowNetwork::advance(double now_s, std::vector<int>& ended) {
 // What the link's flows could carry at most exceeds its capacity: by their bounds, and by the
 // NICs that feed it (every flow through it crosses one, which carries at most its capacity).
 bool FlowNetwork::may_saturate(const Link& l) const {
-  double most = l.sum_of_bounds;
-  if (!l.first_of_a_route) most = std::min(most, l.senders_capacity);
-  if (!l.last_of_a_route) most = std::min(most, l.receivers_capacity);
-  return most > l.capacity;
+  return std::min(l.sum_of_bounds, l.feeders_bound) > l.capacity;
 }
 
 void FlowNetwork::share(int id, double now_s) {
@@ -112,8 +117,7 @@ void FlowNetwork::share(int id, double now_s) {
   const Route& r = routes_[static_cast<std::size_t>(f.route)];
   f.sharing = true;
   f.updated_s = now_s;
-  f.position.resize(r.links.size());
-  for (std::size_t i = 0; i < r.links.size(); ++i) {
+  for (std::size_t i = 0; i < r.size; ++i) {
     Link& l = links_[static_cast<std::size_t>(r.links[i])];
     f.position[i] = static_cast<int>(l.flows.size());
     l.flows.push_back(id);
@@ -126,7 +130,7 @@ void FlowNetwork::share(int id, double now_s) {
 void FlowNetwork::unshare(int id) {
   Flow& f = flows_[static_cast<std::size_t>(id)];
   const Route& r = routes_[static_cast<std::size_t>(f.route)];
-  for (std::size_t i = 0; i < r.links.size(); ++i) {
+  for (std::size_t i = 0; i < r.size; ++i) {
     const int link = r.links[i];
     Link& l = links_[static_cast<std::size_t>(link)];
     const bool could_bind = may_saturate(l);
@@ -137,7 +141,7 @@ void FlowNetwork::unshare(int id) {
     if (moved != id) {
       Flow& m = flows_[static_cast<std::size_t>(moved)];
       const Route& mr = routes_[static_cast<std::size_t>(m.route)];
-      for (std::size_t k = 0; k < mr.links.size(); ++k)
+      for (std::size_t k = 0; k < mr.size; ++k)
         if (mr.links[k] == link) m.position[k] = static_cast<int>(at);
     }
     l.sum_of_bounds = l.flows.empty() ? 0 : l.sum_of_bounds - f.bound;
@@ -161,7 +165,7 @@ void FlowNetwork::resolve(double now_s) {
   seeds_.clear();
   for (std::size_t next = 0; next < component_.size(); ++next) {
     const Route& r = routes_[static_cast<std::size_t>(flows_[static_cast<std::size_t>(component_[next])].route)];
-    for (int link : r.links) {
+    for (int link : r.hops()) {
       Link& l = links_[static_cast<std::size_t>(link)];
       if (l.mark == mark_ || !may_saturate(l)) continue;
       l.mark = mark_;
@@ -187,7 +191,7 @@ void FlowNetwork::resolve(double now_s) {
   const auto fix = [&](int id, double rate) {
     Flow& f = flows_[static_cast<std::size_t>(id)];
     f.fixed = true;
-    for (int link : routes_[static_cast<std::size_t>(f.route)].links) {
+    for (int link : routes_[static_cast<std::size_t>(f.route)].hops()) {
       const auto k = static_cast<std::size_t>(link);
       if (links_[k].mark != mark_) continue;
       link_room_[k] -= rate;

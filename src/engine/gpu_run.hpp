@@ -59,9 +59,7 @@ struct PendingSend {
   double rate_cap;
 };
 
-// A collective as a GPU runs it, kept once per distinct collective of its program (the program's
-// plan slots) and read at each start: 32 bytes, where the plan's lookup by key read the GPU's
-// state, its table and the plan's entry, three lines cold past a thousand GPUs.
+// A collective as a GPU runs it: its group, its part, its place in the group and its kernels' SMs.
 struct RunPlan {
   const platform::Group* group = nullptr;  // nullptr: not planned yet
   const platform::FullMemberPart* part = nullptr;
@@ -70,6 +68,18 @@ struct RunPlan {
   int first_rank = 0;  // the group's, which names its barriers
   int sms = 0;         // the collective's kernels' SMs
 };
+
+// A GPU's plan of one distinct collective of its program (a plan slot), kept from its first run
+// and read at each start: 8 bytes, a shared plan's number and the GPU's place in the group. All
+// but the place is the same for every member of the group (the part counts its receivers from
+// the member's place, member_parts.hpp), so it is kept once per group, in a line its members read
+// at about the same time; 32 bytes per GPU and slot were a miss at each start past a thousand
+// GPUs, 8 bytes per GPU share a line among eight.
+struct KeptPlan {
+  std::uint32_t shared = 0;  // 1 + the shared plan's index; 0: not planned yet
+  std::int32_t member_index = 0;
+};
+static_assert(sizeof(KeptPlan) == 8);
 
 // A stage program's tasks by stream, and where each task stands on its stream: a task is done
 // once its stream has moved past it, so readiness reads the GPU's few stream counters instead of

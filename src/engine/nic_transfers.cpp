@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace moesim::engine {
 
@@ -11,8 +12,21 @@ namespace sg4 = simgrid::s4u;
 
 double NicTransfers::latency_s(int from, int to) { return network_.latency_s(route(from, to)); }
 
-// The SimGrid route's links as FlowNetwork links, once per pair of GPUs.
+// The route from GPU `from` to GPU `to`: one of the sender's recent ones, else the table's.
 int NicTransfers::route(int from, int to) {
+  RecentRoutes& recent = recent_[static_cast<std::size_t>(from)];
+  if (recent[0].to == to) return recent[0].route;
+  if (recent[1].to == to) {
+    std::swap(recent[0], recent[1]);
+    return recent[0].route;
+  }
+  recent[1] = recent[0];
+  recent[0] = {.to = to, .route = lookup(from, to)};
+  return recent[0].route;
+}
+
+// The SimGrid route's links as FlowNetwork links, once per pair of GPUs.
+int NicTransfers::lookup(int from, int to) {
   const std::uint64_t key = static_cast<std::uint64_t>(from) * gpus_.size() + static_cast<std::uint64_t>(to);
   if (const int* known = route_index_.find(key)) return *known;
   std::vector<sg4::Link*> links;

@@ -4,6 +4,7 @@
 // SimGrid platform's (Host::route_to); their sharing is moesim's FlowNetwork, SimGrid's CM02
 // flow model re-solved only where a change can reach (flow_network.hpp), so a transfer's end is
 // known exactly and the core never waits on SimGrid's clock.
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -20,7 +21,8 @@ namespace moesim::engine {
 
 class NicTransfers {
  public:
-  NicTransfers(const platform::Platform& platform, const std::vector<Gpu>& gpus) : platform_(platform), gpus_(gpus) {}
+  NicTransfers(const platform::Platform& platform, const std::vector<Gpu>& gpus)
+      : platform_(platform), gpus_(gpus), recent_(gpus.size()) {}
 
   // Starts transfer `id` (the caller's slot, reused once its transfer ended) of `bytes` > 0 from
   // GPU `from` to GPU `to` (indices into the GPUs) at `now_s`, at most `rate_cap` bytes/s when
@@ -38,12 +40,23 @@ class NicTransfers {
 
  private:
   int route(int from, int to);
+  int lookup(int from, int to);
+
+  // A sender's two last receivers and their routes, the latest first: a GPU sends to a few peers
+  // over and over (its ring's next member, its pipeline peer), and its entry shares a cache line
+  // with its neighbours', where the table's is a line of its own, cold past a thousand GPUs.
+  struct RecentRoute {
+    int to = -1;
+    int route = -1;
+  };
+  using RecentRoutes = std::array<RecentRoute, 2>;
 
   const platform::Platform& platform_;
   const std::vector<Gpu>& gpus_;
   FlowNetwork network_;
   std::unordered_map<const simgrid::s4u::Link*, int> link_index_;
   FlatMap<int> route_index_;  // by from * GPUs + to
+  std::vector<RecentRoutes> recent_;  // by sender
 };
 
 }  // namespace moesim::engine

@@ -75,7 +75,7 @@ TEST_CASE("A collective across racks keeps NCCL's achieved NIC rate in full fide
 
 TEST_CASE("A GPU's kept collective plans change nothing: the same step as planning every run anew",
           "[engine][event-core]") {
-  // The core keeps each GPU's plan of a collective from its first run (RunPlan). Under routed-load
+  // The core keeps each GPU's plan of a collective from its first run (KeptPlan). Under routed-load
   // imbalance an EP exchange moves each micro-batch's own tokens, so nothing may be kept: a plan
   // kept there would price every later exchange at the first one's load.
   Scenario imbalanced = test::small_moe(4);

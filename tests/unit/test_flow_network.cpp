@@ -39,6 +39,19 @@ TEST_CASE("A flow alone pays its latency, then runs at its slowest link", "[flow
   CHECK(end.at(0) == Approx(1.5 + 200.0 / 40));
 }
 
+TEST_CASE("A route holds up to eight links, its own; a longer one is refused by name", "[flow-network]") {
+  // A route's links live inside it (no vector of their own): the platform's longest is five (NIC,
+  // leaf uplink, spine, leaf uplink, NIC).
+  FlowNetwork net;
+  std::vector<int> links;
+  for (int i = 0; i < 9; ++i) links.push_back(net.add_link(10.0 * (i + 1)));
+  const std::vector<int> eight(links.begin(), links.begin() + 8);
+  const int route = net.add_route(eight, 0.0);
+  net.start(0, route, 100, 0, 0.0);
+  CHECK(run_to_end(net).at(0) == Approx(100.0 / 10));  // its slowest link, the first of eight
+  CHECK_THROWS_WITH(net.add_route(links, 0.0), Catch::Contains("a route of 9 links (at most 8)"));
+}
+
 TEST_CASE("Flows on one NIC share it equally, and the survivor speeds up", "[flow-network]") {
   FlowNetwork net;
   const int nic = net.add_link(100), a = net.add_link(100), b = net.add_link(100);

@@ -9,6 +9,7 @@
 // their own bounds and by the NICs that feed it, fits its capacity: the spine, a non-blocking
 // leaf's uplinks) is a redundant constraint, so it couples nobody and the max-min allocation is
 // the same without it.
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <queue>
@@ -41,25 +42,41 @@ class FlowNetwork {
   double rate_of(int id) const { return flows_[static_cast<std::size_t>(id)].rate; }
 
  private:
-  struct Link {
+  // The longest route: a NIC, a leaf's uplink, the spine, a leaf's uplink, a NIC (5) with room
+  // for a tier more. A route's links and a flow's places in them are kept inside the route and
+  // the flow, not in vectors of their own: each vector was a line more to read at every start,
+  // share and end of a transfer, cold past a thousand GPUs.
+  static constexpr std::size_t kMaxRouteLinks = 8;
+
+  // What a re-solve and a flow's share read, in one cache line.
+  struct alignas(64) Link {
     double capacity = 0;
-    std::vector<int> flows;  // flows past their latency that cross it
     double sum_of_bounds = 0;
-    // The capacity of the NICs that can feed it (the first and last links of the routes through
-    // it): a bound on its load when it is none of them.
+    // What the NICs that feed it can carry: the capacity of the senders' NICs unless it is one
+    // of them (the first link of a route), of the receivers' unless it is one of them (the last).
+    double feeders_bound = kNever;
+    std::uint64_t mark = 0;  // the re-solve that reached it
+    std::vector<int> flows;  // flows past their latency that cross it
+  };
+  static_assert(sizeof(Link) == 64);
+  // How a link's feeders_bound is counted as routes are added: not read after.
+  struct LinkFeeders {
     double senders_capacity = 0, receivers_capacity = 0;
     bool first_of_a_route = false, last_of_a_route = false;
-    std::uint64_t mark = 0;  // the re-solve that reached it
   };
-  struct Route {
-    std::vector<int> links;
+  struct alignas(64) Route {
     double latency_s = 0;
     double slowest_link = kNever;
+    std::uint32_t size = 0;
+    std::array<int, kMaxRouteLinks> links{};
+    std::span<const int> hops() const { return {links.data(), size}; }
   };
-  struct Flow {
+  static_assert(sizeof(Route) == 64);
+  struct alignas(64) Flow {
     int route = -1;
     bool active = false;    // in flight
     bool sharing = false;   // past its latency
+    bool fixed = false;     // in the current re-solve
     double remaining = 0;   // bytes, as of `updated_s`
     double updated_s = 0;
     double rate = 0;
@@ -67,8 +84,7 @@ class FlowNetwork {
     double weight = 1;      // 1 / its route's latency
     std::uint64_t version = 0;
     std::uint64_t mark = 0;
-    bool fixed = false;     // in the current re-solve
-    std::vector<int> position;  // its index in each of its route's links' flows
+    std::array<int, kMaxRouteLinks> position{};  // its index in each of its route's links' flows
   };
   struct Due {
     double t;
@@ -87,6 +103,7 @@ class FlowNetwork {
   bool new_feeder(int link, int nic, bool sender);
 
   std::vector<Link> links_;
+  std::vector<LinkFeeders> feeders_of_;  // by link
   std::unordered_set<std::uint64_t> feeders_;  // (link, NIC, side) already counted
   std::vector<Route> routes_;
   std::vector<Flow> flows_;
