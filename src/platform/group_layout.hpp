@@ -65,10 +65,16 @@ GroupLayout analyse_group(const Topology& t, const Group& g);
 namespace moesim::platform {
 
 struct Platform::GroupCache {
+  // A group by its size and three of its ranks (first, middle, last): groups that share them
+  // share a bucket, and the key's comparison (a memcmp) tells them apart. Hashing every rank
+  // cost O(members) per lookup, a lookup per GPU and collective: n^2 for a data-parallel group
+  // of half the GPUs (1 % of the full fidelity's time at 8,192 GPUs, and doubling with them).
   struct Hash {
     std::size_t operator()(const std::vector<int>& v) const noexcept {
       std::size_t h = v.size();
-      for (int x : v) h ^= std::hash<int>{}(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      if (!v.empty())
+        for (int x : {v.front(), v[v.size() / 2], v.back()})
+          h ^= std::hash<int>{}(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
       return h;
     }
   };
