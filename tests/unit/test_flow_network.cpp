@@ -39,7 +39,7 @@ TEST_CASE("A flow alone pays its latency, then runs at its slowest link", "[flow
   CHECK(end.at(0) == Approx(1.5 + 200.0 / 40));
 }
 
-TEST_CASE("A route holds up to eight links, its own; a longer one is refused by name", "[flow-network]") {
+TEST_CASE("A route holds up to eight links of its own; a longer one is refused with its length", "[flow-network]") {
   // A route's links live inside it (no vector of their own): the platform's longest is five (NIC,
   // leaf uplink, spine, leaf uplink, NIC).
   FlowNetwork net;
