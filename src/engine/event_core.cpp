@@ -103,14 +103,7 @@ class EventCore {
       const double transfer_s = nic_.next_event_s();
       if (!events_.empty() && events_.top().t <= transfer_s) {
         const Event e = events_.pop();
-        // The GPUs' state outgrows the caches past a thousand GPUs: fetch the next event's GPU
-        // while this one is handled.
-        if (!events_.empty()) {
-          const auto next = static_cast<std::size_t>(events_.top().gpu);
-          __builtin_prefetch(&runs_[next]);
-          __builtin_prefetch(reinterpret_cast<const char*>(&runs_[next]) + 64);
-          __builtin_prefetch(&gpus_[next]);
-        }
+        if (!events_.empty()) prefetch_for(events_.top());
         if (stale(e)) continue;  // its date must not move the clock: the step may be over
         now_ = std::max(now_, e.t);
         handle(e);
@@ -139,6 +132,12 @@ class EventCore {
   std::size_t by_gpu(std::size_t row, int gpu) const { return row * gpus_.size() + static_cast<std::size_t>(gpu); }
 
   // ---- the queue -------------------------------------------------------------------------
+  // While one event is handled, fetch the lines the next one reads (the queue's top is the next
+  // event: what a handler schedules goes after it).
+  void prefetch_for(const Event& next) const {
+    runs_[static_cast<std::size_t>(next.gpu())].prefetch(next.kind() == EventKind::wake, next.value);
+    __builtin_prefetch(&gpus_[static_cast<std::size_t>(next.gpu())]);
+  }
   void push(double t, EventKind kind, int gpu, std::uint64_t value) { events_.push(t, now_, kind, gpu, value); }
 
   void wake(int gpu, int stream, Next next, double delay_s) {
@@ -148,22 +147,22 @@ class EventCore {
 
   // A resource's due date from before its shares last changed.
   bool stale(const Event& e) const {
-    const GpuRun& run = runs_[static_cast<std::size_t>(e.gpu)];
+    const GpuRun& run = runs_[static_cast<std::size_t>(e.gpu())];
     return (e.kind() == EventKind::compute_due && e.value != static_cast<std::uint32_t>(run.sms.version())) ||
            (e.kind() == EventKind::port_due && e.value != static_cast<std::uint32_t>(run.port.version()));
   }
 
   void handle(const Event& e) {
-    GpuRun& run = runs_[static_cast<std::size_t>(e.gpu)];
+    GpuRun& run = runs_[static_cast<std::size_t>(e.gpu())];
     switch (e.kind()) {
       case EventKind::wake:
-        on_wake(e.gpu, static_cast<int>(e.value));
+        on_wake(e.gpu(), static_cast<int>(e.value));
         return;
       case EventKind::compute_due:
-        finish_jobs(e.gpu, run.sms, EventKind::compute_due);
+        finish_jobs(e.gpu(), run.sms, EventKind::compute_due);
         return;
       case EventKind::port_due:
-        finish_jobs(e.gpu, run.port, EventKind::port_due);
+        finish_jobs(e.gpu(), run.port, EventKind::port_due);
         return;
       case EventKind::transfer_done:
         on_transfer_done(static_cast<int>(e.value));

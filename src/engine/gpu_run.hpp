@@ -107,6 +107,17 @@ struct alignas(64) GpuRun {
   // vectors (a deque allocates on construction, for 28 queues per GPU).
   std::array<std::array<std::vector<PendingSend>, 2>, workload::kStreams> sends_waiting;
   std::array<std::array<std::vector<int>, 2>, workload::kStreams> receives_posted;
+
+  // Fetches the lines an event of this GPU reads, ahead of it: every kind reads the cursors and
+  // the SMs (a task's end wakes its stream, a start takes SMs; the second line holds the jobs a
+  // collective's held SMs add beside a compute task), a wake its stream's collective. Also
+  // fetching the NVLink port's lines measured slower at 8,192 GPUs (bench/README.md, session 36).
+  void prefetch(bool wake, std::uint32_t stream) const {
+    __builtin_prefetch(this);
+    __builtin_prefetch(&sms);
+    __builtin_prefetch(reinterpret_cast<const char*>(&sms) + 64);
+    if (wake) __builtin_prefetch(&streams[stream]);
+  }
 };
 
 }  // namespace moesim::engine::event_core

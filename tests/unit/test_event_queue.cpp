@@ -63,3 +63,27 @@ TEST_CASE("The event queue refuses an event before the last date taken out", "[e
   CHECK(queue.pop().t == 2.0);
   CHECK_THROWS_AS(queue.push(1.0, 0, EventKind::wake, 0, 2), std::logic_error);
 }
+
+TEST_CASE("An event keeps its GPU, up to 2^24 - 1, its kind and its value through the queue", "[engine][event-queue]") {
+  // The GPU and the kind share one word (event_queue.hpp): neither may spill into the other.
+  const EventKind kinds[] = {EventKind::wake, EventKind::compute_due, EventKind::port_due, EventKind::transfer_done};
+  const int gpus[] = {0, 1, 8191, (1 << 23) + 5, (1 << 24) - 1};
+  EventQueue queue;
+  std::uint32_t value = 0;
+  for (const EventKind kind : kinds)
+    for (const int gpu : gpus) {
+      queue.push(1.0 + value, 0, kind, gpu, 0xFFFFFFF0u + value);
+      ++value;
+    }
+  value = 0;
+  for (const EventKind kind : kinds)
+    for (const int gpu : gpus) {
+      const auto e = queue.pop();
+      CHECK(e.t == 1.0 + value);
+      CHECK(e.gpu() == gpu);
+      CHECK(e.kind() == kind);
+      CHECK(e.value == 0xFFFFFFF0u + value);
+      ++value;
+    }
+  CHECK(queue.empty());
+}

@@ -29,14 +29,22 @@ enum class EventKind : std::uint8_t { wake, compute_due, port_due, transfer_done
 
 struct Event {
   double t;
-  std::uint32_t gpu : 24;  // the engine's GPU index (a run has at most 2^24 GPUs, config/scenario)
-  std::uint32_t kind_bits : 8;
+  // The engine's GPU index (a run has at most 2^24 GPUs, config/scenario) in the low 24 bits, the
+  // kind in the high 8: one word, written whole. Bit-fields made each push read the word it
+  // writes, and an append to the queue's next cold line waited for memory instead of leaving the
+  // write to the store buffer.
+  std::uint32_t gpu_and_kind;
   // wake: the stream; *_due: the resource's version, modulo 2^32 (a resource's shares would have
   // to change 2^32 times while one of its events waits for a stale one to pass as current);
   // transfer_done: the transfer.
   std::uint32_t value;
 
-  EventKind kind() const { return static_cast<EventKind>(kind_bits); }
+  static constexpr std::uint32_t kGpuMask = (1u << 24) - 1;
+  static Event make(double t, EventKind kind, int gpu, std::uint32_t value) {
+    return {t, (static_cast<std::uint32_t>(gpu) & kGpuMask) | (static_cast<std::uint32_t>(kind) << 24), value};
+  }
+  int gpu() const { return static_cast<int>(gpu_and_kind & kGpuMask); }
+  EventKind kind() const { return static_cast<EventKind>(gpu_and_kind >> 24); }
 };
 static_assert(sizeof(Event) == 16);
 
@@ -45,8 +53,7 @@ class EventQueue {
   // Schedules an event at `t` >= `now_s` (the date of the event being handled, or 0 before the
   // first). Throws std::logic_error for a date before the last one taken out.
   void push(double t, double now_s, EventKind kind, int gpu, std::uint64_t value) {
-    const Event e{t, static_cast<std::uint32_t>(gpu), static_cast<std::uint32_t>(kind),
-                  static_cast<std::uint32_t>(value)};
+    const Event e = Event::make(t, kind, gpu, static_cast<std::uint32_t>(value));
     if (t == now_s) {
       due_now_.push_back(e);
       return;
