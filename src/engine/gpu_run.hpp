@@ -110,8 +110,9 @@ struct alignas(64) GpuRun {
 
   // Fetches the lines an event of this GPU reads, ahead of it: every kind reads the cursors and
   // the SMs (a task's end wakes its stream, a start takes SMs; the second line holds the jobs a
-  // collective's held SMs add beside a compute task), a wake its stream's collective. Also
-  // fetching the NVLink port's lines measured slower at 8,192 GPUs (bench/README.md, session 36).
+  // collective's held SMs add beside a compute task), a wake its stream's collective. A variant
+  // that also fetched the NVLink port's lines and the transfer's entry (the two measured only
+  // together) was slower at 8,192 GPUs (bench/README.md, session 36).
   void prefetch(bool wake, std::uint32_t stream) const {
     __builtin_prefetch(this);
     __builtin_prefetch(&sms);
