@@ -387,6 +387,7 @@ class EventCore {
     Barrier& b = barriers_[r.barrier];
     b.waiting.emplace_back(gpu, stream);
     if (++b.arrived < r.group_size) return;
+    for (const auto& waiter : b.waiting) runs_[static_cast<std::size_t>(waiter.first)].prefetch_released(!r.leaving);
     for (const auto& [member, member_stream] : b.waiting) wake(member, member_stream, Next::barrier_released, 0);
     b.waiting.clear();
     b.arrived = 0;

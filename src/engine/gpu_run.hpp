@@ -119,6 +119,14 @@ struct alignas(64) GpuRun {
     __builtin_prefetch(reinterpret_cast<const char*>(&sms) + 64);
     if (wake) __builtin_prefetch(&streams[stream]);
   }
+  // Fetches, for writing, what a member released from its collective's barrier touches first:
+  // the cursor its wake writes and, at the opening barrier, the NVLink port its part's sends take.
+  void prefetch_released(bool opening) const {
+    __builtin_prefetch(this, 1);
+    if (!opening) return;
+    __builtin_prefetch(&port, 1);
+    __builtin_prefetch(reinterpret_cast<const char*>(&port) + 64, 1);
+  }
 };
 
 }  // namespace moesim::engine::event_core

@@ -1,6 +1,11 @@
 // Layout rules (each with a failing and a passing case), rank mapping and pipeline layouts.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "moesim/config/error.hpp"
 #include "moesim/plan/layout.hpp"
 #include "scenario_fixtures.hpp"
@@ -218,6 +223,51 @@ TEST_CASE("Each schedule's rules on chunks, ranks and micro-batches are layout e
   ok.layout.vpp = 2;
   ok.recipe.ep_overlap = false;
   CHECK_NOTHROW(plan::make_layout(ok));
+}
+
+TEST_CASE("Each kind of group partitions the ranks: every member of a rank's group lists the same group",
+          "[plan][engine]") {
+  // The engine lists a group once, for the first member it meets, and points every member it
+  // finds in the list at that copy (src/engine/runner.cpp): right only if this holds.
+  std::vector<std::pair<std::string, Scenario>> layouts;
+  layouts.emplace_back("record", test::record_gb300());
+  Scenario split = test::record_gb300();
+  split.layout.tp = 2;
+  split.layout.ep = 16;
+  split.layout.etp = 2;
+  layouts.emplace_back("tp2 ep16 etp2", split);
+  Scenario context = test::record_gb300();
+  context.layout.cp = 2;
+  layouts.emplace_back("cp2", context);
+  Scenario dualpipe = test::record_gb300();
+  dualpipe.layout.schedule = "dualpipe";
+  dualpipe.layout.vpp = 1;
+  layouts.emplace_back("dualpipe", dualpipe);
+  Scenario hsdp = test::bundled("scenarios/frameworks/torchtitan-gb200-256.json");
+  hsdp.layout.dp_shard = 64;
+  layouts.emplace_back("hsdp", hsdp);
+  using GroupOf = std::vector<int> (plan::Layout::*)(int) const;
+  const std::vector<std::pair<std::string, GroupOf>> kinds = {
+      {"tp", &plan::Layout::tp_group},           {"cp", &plan::Layout::cp_group},
+      {"dp", &plan::Layout::dp_group},           {"ep", &plan::Layout::ep_group},
+      {"edp", &plan::Layout::edp_group},         {"pp", &plan::Layout::pp_group},
+      {"dp_shard", &plan::Layout::dp_shard_group}, {"dp_replicate", &plan::Layout::dp_replicate_group},
+      {"edp_shard", &plan::Layout::edp_shard_group}, {"edp_replicate", &plan::Layout::edp_replicate_group}};
+  for (const auto& [layout_name, scenario] : layouts) {
+    const plan::Layout l = plan::make_layout(scenario);
+    for (const auto& [kind, group_of] : kinds) {
+      std::string first_break;  // the first rank outside its own group, or with a member that lists another
+      for (int rank = 0; rank < l.world && first_break.empty(); ++rank) {
+        const std::vector<int> group = (l.*group_of)(rank);
+        if (std::count(group.begin(), group.end(), rank) != 1) first_break = "rank " + std::to_string(rank);
+        for (int member : group)
+          if (first_break.empty() && (l.*group_of)(member) != group)
+            first_break = "rank " + std::to_string(rank) + ", member " + std::to_string(member);
+      }
+      INFO(layout_name << ", " << kind << " groups: " << first_break);
+      CHECK(first_break.empty());
+    }
+  }
 }
 
 TEST_CASE("DualPipe's data-parallel groups hold both copies of a stage", "[plan][schedule]") {
