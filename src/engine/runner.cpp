@@ -7,10 +7,12 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <exception>
-#include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 
@@ -173,12 +175,9 @@ class Simulation final : StepHooks {
     std::vector<const platform::Group*>& of_rank = group_of_rank[static_cast<std::size_t>(role)];
     const platform::Group*& group = of_rank[static_cast<std::size_t>(g.rank)];
     if (!group) {
-      std::vector<int> ranks = (l_.*ranks_of)(g.rank);
-      const auto key = std::make_pair(static_cast<int>(role), ranks.empty() ? -1 : ranks.front());
-      auto it = groups_.find(key);
-      if (it == groups_.end()) it = groups_.emplace(key, platform::Group{std::move(ranks)}).first;
-      for (int member : it->second.ranks) of_rank[static_cast<std::size_t>(member)] = &it->second;
-      group = &it->second;
+      const platform::Group& made = groups_.emplace_back(platform::Group{(l_.*ranks_of)(g.rank)});
+      for (int member : made.ranks) of_rank[static_cast<std::size_t>(member)] = &made;
+      if (!group) throw std::logic_error("rank " + std::to_string(g.rank) + " is missing from its own group");
     }
     g.groups[static_cast<int>(role)] = group;
   }
@@ -412,7 +411,7 @@ class Simulation final : StepHooks {
   std::unique_ptr<workload::Variation> variation_;
   std::exception_ptr failure_;  // the first exception an actor raised
   std::vector<Gpu> gpus_;
-  std::map<std::pair<int, int>, platform::Group> groups_;  // by (role, first rank): shared by its members
+  std::deque<platform::Group> groups_;  // one of each group, shared by its members (a deque: they stay put)
   std::vector<int> index_of_;
   std::vector<double> stage_nic_speed_;  // per pipeline rank: its slowest NIC over the rated one
   std::vector<std::vector<std::uint8_t>> dependents_, message_waiters_;
