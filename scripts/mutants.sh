@@ -18,18 +18,24 @@
 #              killing tests once unmutated before the mutants
 #   --record   after a run of --all that killed every mutant on a clean tree, write HEAD to
 #              scripts/mutants.checked (commit it)
+#   --restore  only undo what an interrupted run left (below), then exit
 #   MUTANTS_JOBS=n build jobs (default 2)
 # The build folder is the README's (scripts/setup.sh) unless named: a mutant rebuilds one object
 # and relinks, and the folder is left matching the sources.
+# A mutant is written into the source file itself. A run stopped by anything its trap cannot catch
+# (kill -9, the machine going away) leaves the journal $build/mutant-journal behind: the next run
+# restores the original first, and stops instead when the file was edited since (never
+# overwriting an edit; the original stays in $build/mutant-original).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-selection=ci; record=0; tested=0; build=build
+selection=ci; record=0; tested=0; restore_only=0; build=build
 while (($#)); do
   case "$1" in
     --all) selection=all ;;
     --changed) selection=changed ;;
     --record) record=1 ;;
     --tested) tested=1 ;;
+    --restore) restore_only=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     -*) echo "mutants: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) build=$1 ;;
@@ -37,6 +43,25 @@ while (($#)); do
   shift
 done
 jobs=${MUTANTS_JOBS:-2}
+backup="$build/mutant-original"
+journal="$build/mutant-journal"  # the mutated file's path, then the mutant's sha256
+content_hash() { sha256sum | cut -d' ' -f1; }
+
+# Undo an interrupted run's mutant before anything reads the sources.
+if [ -f "$journal" ]; then
+  { read -r left_file; read -r left_hash; } <"$journal" || true
+  if [ -n "${left_file:-}" ] && [ -f "$left_file" ] && [ -f "$backup" ] &&
+     [ "$(content_hash <"$left_file")" = "$left_hash" ]; then
+    cp "$backup" "$left_file"
+    echo "mutants: restored $left_file, left mutated by an interrupted run"
+  elif [ -n "${left_file:-}" ] && [ -f "$left_file" ] && [ -f "$backup" ] && ! cmp -s "$backup" "$left_file"; then
+    echo "mutants: ERROR: $left_file was left mutated by an interrupted run ($journal) and has been" \
+         "edited since; its original is $backup: compare, restore by hand, then delete $journal" >&2
+    exit 1
+  fi
+  rm -f "$journal"
+fi
+[ "$restore_only" = 0 ] || exit 0
 shares=${MUTANTS_SHARES:-4}
 start=$(date +%s)
 list=scripts/mutants.txt
@@ -112,9 +137,8 @@ build_quietly() { ninja -C "$build" -j "$jobs" moesim_tests >"$build/mutant-buil
 # Restore the file being mutated whatever happens (failure, Ctrl-C); the restored file is newer
 # than the mutant's object, so the next build compiles the original again.
 current=""
-backup="$build/mutant-original"
 restore() {
-  if [ -n "$current" ]; then cp "$backup" "$current"; current=""; fi
+  if [ -n "$current" ]; then cp "$backup" "$current"; rm -f "$journal"; current=""; fi
 }
 trap restore EXIT
 trap 'restore; exit 130' INT TERM
@@ -137,7 +161,10 @@ for line in "${selected[@]}"; do
   cp "$file" "$backup"
   current=$file
   content=$(<"$backup")
-  printf '%s\n' "${content/"$pattern"/"$replacement"}" >"$file"
+  mutated=${content/"$pattern"/"$replacement"}
+  # The journal goes first: whenever the file holds the mutant, the journal names it.
+  printf '%s\n%s\n' "$file" "$(printf '%s\n' "$mutated" | content_hash)" >"$journal"
+  printf '%s\n' "$mutated" >"$file"
   t0=$(date +%s)
   if ! build_quietly; then
     tail -20 "$build/mutant-build.log"

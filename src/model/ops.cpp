@@ -74,7 +74,7 @@ void add_quantize(std::vector<Op>& ops, const Shard& s, std::string name, double
     case Precision::fp8_blockwise: ops.push_back(memory(std::move(name), cast, module, 1)); break;
     case Precision::mxfp8: {
       if (after == QuantAfter::norm && s.fused_quantization) return;
-      const bool zero_filled_alone = !s.fused_swizzle;
+      const bool zero_filled_alone = !s.fused_swizzle && !(grouped && bulk_zeroed_scales(s));
       const int kernels = 1 + (zero_filled_alone ? 2 : 0);
       ops.push_back(memory(std::move(name), cast, module, kernels));
       break;
