@@ -13,7 +13,7 @@
 #              i mod MUTANTS_SHARES (default 4), and a run takes share (commits in HEAD) mod
 #              MUTANTS_SHARES, so consecutive commits cover every share in turn.
 #   --changed  only the mutants of changed files (scripts/check.sh)
-#   --all      every mutant (about 12 minutes on 2 cores)
+#   --all      every mutant (242: about 50 minutes on 2 cores)
 #   --tested   the build folder's tests have just passed (CI, after ctest): skip running the
 #              killing tests once unmutated before the mutants
 #   --record   after a run of --all that killed every mutant on a clean tree, write HEAD to
