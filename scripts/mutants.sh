@@ -50,14 +50,15 @@ content_hash() { sha256sum | cut -d' ' -f1; }
 # Undo an interrupted run's mutant before anything reads the sources.
 if [ -f "$journal" ]; then
   { read -r left_file; read -r left_hash; } <"$journal" || true
-  if [ -n "${left_file:-}" ] && [ -f "$left_file" ] && [ -f "$backup" ] &&
-     [ "$(content_hash <"$left_file")" = "$left_hash" ]; then
-    cp "$backup" "$left_file"
-    echo "mutants: restored $left_file, left mutated by an interrupted run"
-  elif [ -n "${left_file:-}" ] && [ -f "$left_file" ] && [ -f "$backup" ] && ! cmp -s "$backup" "$left_file"; then
-    echo "mutants: ERROR: $left_file was left mutated by an interrupted run ($journal) and has been" \
-         "edited since; its original is $backup: compare, restore by hand, then delete $journal" >&2
-    exit 1
+  if [ -n "${left_file:-}" ] && [ -f "$left_file" ] && [ -f "$backup" ]; then
+    if [ "$(content_hash <"$left_file")" = "$left_hash" ]; then
+      cp "$backup" "$left_file"
+      echo "mutants: restored $left_file, left mutated by an interrupted run"
+    elif ! cmp -s "$backup" "$left_file"; then
+      echo "mutants: ERROR: $left_file was left mutated by an interrupted run ($journal) and has been" \
+           "edited since; its original is $backup: compare, restore by hand, then delete $journal" >&2
+      exit 1
+    fi
   fi
   rm -f "$journal"
 fi
